@@ -1,0 +1,3 @@
+from amtuner.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,122 @@
+"""The values that flow through one control cycle.
+
+Everything here is a frozen dataclass with no behaviour beyond derived figures, so the
+controller can be a pure function and the simulator can hand the same values to it.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class SchedulerKind(enum.StrEnum):
+    CAPACITY = "capacity"
+    FAIR = "fair"
+
+
+GLOBAL_TARGET = ""
+"""The target key for the scheduler-wide value (CS global AMRP, FS queueMaxAMShareDefault)."""
+
+
+@dataclass(frozen=True, slots=True)
+class QueueStats:
+    """One leaf queue as the RM reports it; `None` where this RM version does not say."""
+
+    name: str
+    """Full path, e.g. ``root.default``."""
+    pending_apps: int
+    running_apps: int
+    memory_used_mb: int
+    vcores_used: int = 0
+    am_memory_used_mb: int | None = None
+    am_vcores_used: int | None = None
+    am_memory_limit_mb: int | None = None
+    """CS ``AMResourceLimit`` / FS ``amMaxResources`` (FS: stale until an AM was tried)."""
+    memory_share_mb: int | None = None
+    """What the queue may use now: CS max(guarantee, current limit) approximated by the
+    effective max capacity; FS the instantaneous fair share."""
+    vcores_share: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """What the monitor saw at one instant. Totals are validated positive by the monitor."""
+
+    time: float
+    """Seconds since the epoch (simulated seconds in the simulator)."""
+    scheduler: SchedulerKind
+    pending_apps: int
+    """P: apps waiting (not yet running)."""
+    running_apps: int
+    """R: apps running."""
+    memory_used_mb: int
+    memory_total_mb: int
+    vcores_used: int = 0
+    vcores_total: int = 0
+    am_memory_used_mb: int | None = None
+    """Sum of the RM's measured AM memory over leaf queues, when the RM reports it."""
+    queues: tuple[QueueStats, ...] = ()
+    source: str = ""
+    """Where the figures came from, e.g. ``rest http://rm1:8088``."""
+
+    @property
+    def memory_ratio(self) -> float:
+        return self.memory_used_mb / self.memory_total_mb
+
+    def queue(self, name: str) -> QueueStats | None:
+        for q in self.queues:
+            if q.name == name:
+                return q
+        return None
+
+
+class Rule(enum.StrEnum):
+    """Which case of the paper's Algorithm 1 fired (or why nothing did)."""
+
+    UNDER_ALLOCATION = "under-allocation"
+    OVER_ALLOCATION_1 = "over-allocation-1"
+    OVER_ALLOCATION_2 = "over-allocation-2"
+    OVER_ALLOCATION_3 = "over-allocation-3"
+    HOLD = "hold"
+
+
+class Direction(enum.StrEnum):
+    UP = "up"
+    DOWN = "down"
+    NONE = "none"
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    old_a: float
+    new_a: float
+    rule: Rule
+    reason: str
+    """One line a human can check against the numbers,
+    e.g. ``P 12 > P(t-1) 9 and M_used/M_total 0.41 < T1 1.00``."""
+    target: str = GLOBAL_TARGET
+
+    @property
+    def direction(self) -> Direction:
+        if self.new_a > self.old_a:
+            return Direction.UP
+        if self.new_a < self.old_a:
+            return Direction.DOWN
+        return Direction.NONE
+
+    @property
+    def changed(self) -> bool:
+        return self.new_a != self.old_a
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerState:
+    """What the controller carries from one period to the next (persisted by the daemon)."""
+
+    a: float
+    n: int = 1
+    prev_pending: int | None = None
+    prev_running: int | None = None
+    extra: dict[str, float] = field(default_factory=dict)
+    """Policy-specific numbers (e.g. a stabilisation counter); plain floats so it is JSON."""

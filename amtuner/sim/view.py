@@ -1,0 +1,94 @@
+"""A read-only snapshot of the simulated RM, in the RM's own terms.
+
+The simulation builds one with `Simulation.view()` (cost O(queues), never O(apps), so a scrape
+of a 10,000-app cluster stays cheap) and lists apps with `Simulation.app_views(states, limit)`.
+The RM face (`rmapi.py`) renders these as the REST JSON and web UI of a real RM, and nothing else
+reaches into the simulation. Memory in MB, time in simulated seconds since the simulation started.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+AppState = Literal["NEW", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED"]
+
+
+@dataclass(frozen=True, slots=True)
+class Res:
+    memory_mb: int = 0
+    vcores: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class QueueView:
+    path: str
+    """Full path, ``root`` for the root queue."""
+    is_leaf: bool
+    children: tuple[str, ...]
+    used: Res
+    am_used: Res
+    am_limit: Res
+    """CS: the computed AM limit (yarn-facts §1.2); FS: ``amMaxResources`` as last computed."""
+    num_pending_apps: int
+    """CS: not yet activated; FS: runnable without AM + non-runnable."""
+    num_active_apps: int
+    """CS: activated; FS: runnable with the AM allocated."""
+    max_apps: int
+    pending_containers: int
+    allocated_containers: int
+    # CapacityScheduler figures (fractions 0..1 of the parent / of the cluster)
+    capacity: float = 0.0
+    maximum_capacity: float = 1.0
+    absolute_capacity: float = 0.0
+    absolute_max_capacity: float = 1.0
+    max_am_percent: float = 0.0
+    """The fraction in force here (CS maximum-am-resource-percent, FS maxAMShare)."""
+    # FairScheduler figures
+    weight: float = 1.0
+    min_resources: Res = Res()
+    max_resources: Res = Res()
+    fair_share: Res = Res()
+    steady_fair_share: Res = Res()
+    demand: Res = Res()
+    scheduling_policy: str = "fair"
+
+
+@dataclass(frozen=True, slots=True)
+class AppView:
+    app_id: str
+    """``application_<cluster-ts>_<seq>``, as a real RM names them."""
+    name: str
+    queue: str
+    user: str
+    state: AppState
+    submitted_s: float
+    started_s: float | None
+    finished_s: float | None
+    allocated: Res
+    running_containers: int
+    progress: float
+    """0..100."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterView:
+    now_s: float
+    scheduler: Literal["capacity", "fair"]
+    total: Res
+    allocated: Res
+    reserved: Res
+    active_nodes: int
+    apps_submitted: int
+    apps_completed: int
+    apps_pending: int
+    """Cluster metric semantics (yarn-facts §1.5): submitted but no AM container yet."""
+    apps_running: int
+    apps_failed: int
+    apps_killed: int
+    containers_allocated: int
+    containers_pending: int
+    queues: tuple[QueueView, ...]
+    """Pre-order: root first, parents before children."""
+    minimum_allocation: Res = Res(1024, 1)
+    maximum_allocation: Res = Res(8192, 4)
