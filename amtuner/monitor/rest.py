@@ -1,0 +1,337 @@
+"""Turn the RM's REST answers into an `Observation`, or refuse them with a reason.
+
+Two documents make one observation: ``/ws/v1/cluster/metrics`` (P, R, memory and vcores of the
+whole cluster) and ``/ws/v1/cluster/scheduler`` (the queue tree, with the measured AM memory where
+the RM reports it). Neither grows with the number of applications, unlike ``/ws/v1/cluster/apps``.
+
+Choices, with the reasons (yarn-facts §1.5, §3):
+
+* P is the cluster metric ``appsPending`` and R is ``appsRunning``. An app moves from pending to
+  running when its AM container is allocated, so P counts both the apps the AM limit holds back
+  and the admitted apps still waiting for an AM container. The CS-only ``numPendingApplications``
+  sum would see only the first kind and has no FairScheduler or web UI counterpart; the
+  cluster metric is the same figure under both schedulers and in the web UI fallback, so the
+  controller sees one meaning whatever the source.
+* Per leaf queue, pending/running are what the scheduler itself reports there: CS
+  ``numPendingApplications``/``numActiveApplications`` (held back by the AM limit / activated),
+  FS ``numPendingApps``/``numActiveApps``.
+* The measured AM memory is CS ``usedAMResource`` (2.7+) or else the default partition's
+  ``amUsed`` (3.x per-partition block), FS ``amUsedResources`` (2.9+), summed over leaf queues.
+  The sum is reported only when every leaf reports it: a partial sum would understate the AMs.
+* A queue's memory share is CS ``maxEffectiveCapacity`` (3.x), else the default partition's
+  ``effectiveMaxResource``, else ``absoluteMaxCapacity`` x ``totalMB``: how far the queue can grow
+  now. FS uses ``fairResources`` (the instantaneous fair share, which is what maxAMShare scales).
+* Leaf queues: a queue with children is a parent whatever its ``type`` says; a childless queue
+  is a leaf when its ``type`` says so or it carries the leaf counters. A childless entry with
+  neither is an empty parent (FS ``type="parent"`` queues) and holds no figures.
+* Any missing or negative figure the observation needs refuses the whole response: a partial
+  observation could make the controller act on numbers the RM never reported.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind
+
+REASONS: tuple[str, ...] = (
+    "rm-unreachable",
+    "timeout",
+    "standby",
+    "http-error",
+    "bad-response",
+    "zero-total",
+    "auth",
+    "unknown-queue",
+)
+"""Every `ObservationError.reason` label (also used as a metric label, so the set is closed)."""
+
+
+class ObservationError(Exception):
+    """The RM could not be observed; no observation, hence no decision, this cycle."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        if reason not in REASONS:
+            raise ValueError(f"unknown ObservationError reason {reason!r}")
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+METRICS_PATH = "/ws/v1/cluster/metrics"
+SCHEDULER_PATH = "/ws/v1/cluster/scheduler"
+INFO_PATH = "/ws/v1/cluster/info"
+
+_CS_LEAF_TYPE = "capacitySchedulerLeafQueueInfo"
+_FS_LEAF_TYPE = "fairSchedulerLeafQueueInfo"
+_SCHEDULER_TYPES = {
+    "capacityScheduler": SchedulerKind.CAPACITY,
+    "fairScheduler": SchedulerKind.FAIR,
+}
+
+
+def _bad(message: str) -> ObservationError:
+    return ObservationError("bad-response", message)
+
+
+def decode_json(body: bytes | str, content_type: str, url: str) -> Any:
+    """Parse a JSON body, naming what came instead: login pages and XML are common mistakes."""
+    text = body.decode("utf-8", errors="replace") if isinstance(body, bytes) else body
+    head = text.lstrip()[:200].lower()
+    ctype = content_type.lower()
+    if "html" in ctype or head.startswith(("<!doctype html", "<html")):
+        raise _bad(
+            f"{url} answered an HTML page where JSON was expected "
+            "(a login page of a gateway such as Knox, or SPNEGO not configured?)"
+        )
+    if "xml" in ctype or head.startswith("<"):
+        raise _bad(f"{url} answered XML where JSON was expected (Accept header ignored?)")
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise _bad(f"{url} answered a body that is not valid JSON ({exc}; truncated?)") from exc
+
+
+def _obj(parent: Any, key: str, where: str) -> Mapping[str, Any]:
+    if not isinstance(parent, Mapping):
+        raise _bad(f"{where}: expected a JSON object, got {type(parent).__name__}")
+    value = parent.get(key)
+    if not isinstance(value, Mapping):
+        raise _bad(f"{where}: missing object {key!r}")
+    return value
+
+
+def _number(value: Any, where: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise _bad(f"{where}: expected a number, got {value!r}")
+    if isinstance(value, float) and not (math.isfinite(value) and value.is_integer()):
+        raise _bad(f"{where}: expected a whole number, got {value!r}")
+    if value < 0:
+        raise _bad(f"{where}: negative value {value!r}")
+    return int(value)
+
+
+def _count(obj: Mapping[str, Any], key: str, where: str) -> int:
+    if key not in obj:
+        raise _bad(f"{where}: missing field {key!r}")
+    return _number(obj[key], f"{where}.{key}")
+
+
+def _opt_count(obj: Mapping[str, Any], key: str, where: str) -> int | None:
+    return None if obj.get(key) is None else _number(obj[key], f"{where}.{key}")
+
+
+def _resource(obj: Mapping[str, Any], key: str, where: str) -> tuple[int, int] | None:
+    """A ``{"memory": MB, "vCores": n}`` field as (memory, vcores); None when absent."""
+    value = obj.get(key)
+    if value is None:
+        return None
+    if not isinstance(value, Mapping):
+        raise _bad(f"{where}.{key}: expected a resource object, got {value!r}")
+    memory = _count(value, "memory", f"{where}.{key}")
+    vcores = _opt_count(value, "vCores", f"{where}.{key}") or 0
+    return memory, vcores
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterMetrics:
+    pending_apps: int
+    running_apps: int
+    memory_used_mb: int
+    memory_total_mb: int
+    vcores_used: int
+    vcores_total: int
+
+
+def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
+    """Read ``{"clusterMetrics": {…}}``; refuses missing/negative figures and a zero total."""
+    m = _obj(doc, "clusterMetrics", url)
+    where = f"{url} clusterMetrics"
+    total = _count(m, "totalMB", where)
+    metrics = ClusterMetrics(
+        pending_apps=_count(m, "appsPending", where),
+        running_apps=_count(m, "appsRunning", where),
+        memory_used_mb=_count(m, "allocatedMB", where),
+        memory_total_mb=total,
+        # vcores are not in 2.4 and not used by the controller: absent means unknown (0).
+        vcores_used=_opt_count(m, "allocatedVirtualCores", where) or 0,
+        vcores_total=_opt_count(m, "totalVirtualCores", where) or 0,
+    )
+    if total == 0:
+        raise ObservationError(
+            "zero-total",
+            f"{where}: totalMB is 0 (no NodeManager registered yet?): memory ratio undefined",
+        )
+    return metrics
+
+
+def scheduler_kind_of(doc: Any, url: str = "scheduler") -> SchedulerKind:
+    info = _obj(_obj(doc, "scheduler", url), "schedulerInfo", f"{url} scheduler")
+    kind = info.get("type")
+    if kind == "fifoScheduler":
+        raise _bad(f"{url}: the RM runs the FifoScheduler, which has no AM share to tune")
+    if kind not in _SCHEDULER_TYPES:
+        raise _bad(
+            f"{url}: unknown scheduler type {kind!r} (expected capacityScheduler or fairScheduler)"
+        )
+    return _SCHEDULER_TYPES[kind]
+
+
+def _children(queue: Mapping[str, Any], key: str, where: str) -> list[Any]:
+    """Child queues, in either shape Jersey has used: ``{"queue": [...]}`` or a bare list."""
+    value = queue.get(key)
+    if value is None:
+        return []
+    if isinstance(value, Mapping):
+        value = value.get("queue") or []
+        if isinstance(value, Mapping):  # one child marshalled as an object
+            value = [value]
+    if not isinstance(value, list) or not all(isinstance(c, Mapping) for c in value):
+        raise _bad(f"{where}.{key}: expected a list of queues")
+    return value
+
+
+def _partition(queue: Mapping[str, Any], block: str, inner: str) -> Mapping[str, Any]:
+    """The default ("") partition entry of a CS 3.x per-partition block, or {}."""
+    container = queue.get(block)
+    entries = container.get(inner) if isinstance(container, Mapping) else None
+    if isinstance(entries, list):
+        for entry in entries:
+            if isinstance(entry, Mapping) and entry.get("partitionName", "") == "":
+                return entry
+    return {}
+
+
+def _cs_leaves(
+    queue: Mapping[str, Any], parent: str, total_mb: int, total_vcores: int
+) -> Iterator[QueueStats]:
+    name = queue.get("queueName")
+    path = queue.get("queuePath")
+    if not isinstance(path, str) or not path:
+        if not isinstance(name, str) or not name:
+            raise _bad(f"queue under {parent or 'the scheduler'}: missing queueName")
+        path = f"{parent}.{name}" if parent else name
+    children = _children(queue, "queues", path)
+    if children:
+        for child in children:
+            yield from _cs_leaves(child, path, total_mb, total_vcores)
+        return
+    if queue.get("type") != _CS_LEAF_TYPE and "numPendingApplications" not in queue:
+        return
+    used = _resource(queue, "resourcesUsed", path)
+    if used is None:
+        raise _bad(f"{path}: missing field 'resourcesUsed'")
+    usage = _partition(queue, "resources", "resourceUsagesByPartition")
+    caps = _partition(queue, "capacities", "queueCapacitiesByPartition")
+    am_used = _resource(queue, "usedAMResource", path) or _resource(usage, "amUsed", path)
+    am_limit = _resource(queue, "AMResourceLimit", path) or _resource(usage, "amLimit", path)
+    share = _resource(queue, "maxEffectiveCapacity", path) or _resource(
+        caps, "effectiveMaxResource", path
+    )
+    if share is None and queue.get("absoluteMaxCapacity") is not None:
+        fraction = queue["absoluteMaxCapacity"]
+        if isinstance(fraction, bool) or not isinstance(fraction, int | float) or fraction < 0:
+            raise _bad(f"{path}.absoluteMaxCapacity: expected a percentage, got {fraction!r}")
+        share = (round(total_mb * fraction / 100), round(total_vcores * fraction / 100))
+    yield QueueStats(
+        name=path,
+        pending_apps=_count(queue, "numPendingApplications", path),
+        running_apps=_count(queue, "numActiveApplications", path),
+        memory_used_mb=used[0],
+        vcores_used=used[1],
+        am_memory_used_mb=am_used[0] if am_used else None,
+        am_vcores_used=am_used[1] if am_used else None,
+        am_memory_limit_mb=am_limit[0] if am_limit else None,
+        memory_share_mb=share[0] if share else None,
+        vcores_share=share[1] if share and total_vcores else None,
+    )
+
+
+def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
+    path = queue.get("queueName")
+    if not isinstance(path, str) or not path:
+        raise _bad("fair scheduler queue without queueName")
+    children = _children(queue, "childQueues", path)
+    if children:
+        for child in children:
+            yield from _fs_leaves(child)
+        return
+    if queue.get("type") != _FS_LEAF_TYPE and "numPendingApps" not in queue:
+        return
+    used = _resource(queue, "usedResources", path)
+    if used is None:
+        raise _bad(f"{path}: missing field 'usedResources'")
+    am_used = _resource(queue, "amUsedResources", path)
+    am_limit = _resource(queue, "amMaxResources", path)
+    share = _resource(queue, "fairResources", path)
+    yield QueueStats(
+        name=path,
+        pending_apps=_count(queue, "numPendingApps", path),
+        running_apps=_count(queue, "numActiveApps", path),
+        memory_used_mb=used[0],
+        vcores_used=used[1],
+        am_memory_used_mb=am_used[0] if am_used else None,
+        am_vcores_used=am_used[1] if am_used else None,
+        am_memory_limit_mb=am_limit[0] if am_limit else None,
+        memory_share_mb=share[0] if share else None,
+        vcores_share=share[1] if share else None,
+    )
+
+
+def parse_scheduler(
+    doc: Any, metrics: ClusterMetrics, url: str = "scheduler"
+) -> tuple[SchedulerKind, tuple[QueueStats, ...]]:
+    """The scheduler kind and every leaf queue of ``{"scheduler": {"schedulerInfo": …}}``."""
+    kind = scheduler_kind_of(doc, url)
+    info = doc["scheduler"]["schedulerInfo"]
+    if kind is SchedulerKind.CAPACITY:
+        leaves = tuple(_cs_leaves(info, "", metrics.memory_total_mb, metrics.vcores_total))
+    else:
+        leaves = tuple(_fs_leaves(_obj(info, "rootQueue", f"{url} schedulerInfo")))
+    if not leaves:
+        raise _bad(f"{url}: the scheduler response lists no leaf queue")
+    return kind, leaves
+
+
+def check_targets(targets: Sequence[str], leaves: Sequence[QueueStats], source: str) -> None:
+    names = {q.name for q in leaves}
+    for target in targets:
+        if target != GLOBAL_TARGET and target not in names:
+            raise ObservationError(
+                "unknown-queue",
+                f"target queue {target!r} is not a leaf queue of the RM at {source} "
+                f"(leaf queues: {', '.join(sorted(names))})",
+            )
+
+
+def build_observation(
+    metrics_doc: Any,
+    scheduler_doc: Any,
+    *,
+    time: float,
+    source: str,
+    targets: Sequence[str] = (),
+) -> Observation:
+    """One observation from the two documents; raises ObservationError, never returns a part."""
+    metrics = parse_metrics(metrics_doc, source)
+    kind, leaves = parse_scheduler(scheduler_doc, metrics, source)
+    check_targets(targets, leaves, source)
+    am_values = [q.am_memory_used_mb for q in leaves]
+    am_total = None if any(v is None for v in am_values) else sum(v for v in am_values if v)
+    return Observation(
+        time=time,
+        scheduler=kind,
+        pending_apps=metrics.pending_apps,
+        running_apps=metrics.running_apps,
+        memory_used_mb=metrics.memory_used_mb,
+        memory_total_mb=metrics.memory_total_mb,
+        vcores_used=metrics.vcores_used,
+        vcores_total=metrics.vcores_total,
+        am_memory_used_mb=am_total,
+        queues=leaves,
+        source=source,
+    )
