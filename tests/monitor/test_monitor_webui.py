@@ -1,0 +1,118 @@
+"""The web UI fallback reads both Cluster Metrics layouts and refuses anything else."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from amtuner.model import SchedulerKind
+from amtuner.monitor.rest import ObservationError
+from amtuner.monitor.webui import memory_mb, parse_cluster_page, resource
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "monitor"
+
+
+def page(name: str) -> bytes:
+    return (DATA / name).read_bytes()
+
+
+def test_27_layout_single_table_byte_desc() -> None:
+    result = parse_cluster_page(page("cluster-2.7.html"), "http://rm:8088/cluster")
+    m = result.metrics
+    assert (m.pending_apps, m.running_apps) == (4, 2)
+    # 6.50 GB used of 24 GB; the User Metrics table's "Memory Used" (0 B) is not read.
+    assert (m.memory_used_mb, m.memory_total_mb) == (6656, 24576)
+    assert (m.vcores_used, m.vcores_total) == (5, 24)
+    assert result.scheduler is None
+
+
+def test_28_layout_with_node_and_scheduler_tables() -> None:
+    result = parse_cluster_page(page("cluster-2.8.html"))
+    m = result.metrics
+    assert (m.pending_apps, m.running_apps, m.vcores_used, m.vcores_total) == (7, 11, 87, 384)
+    assert m.memory_total_mb == 1536 * 1024
+    assert m.memory_used_mb == round(1.21 * 1024 * 1024)
+    assert result.scheduler is SchedulerKind.FAIR
+
+
+@pytest.mark.parametrize("name", ["cluster-3.3.html", "cluster-3.4.html"])
+def test_3x_resource_layouts(name: str) -> None:
+    result = parse_cluster_page(page(name))
+    m = result.metrics
+    assert (m.pending_apps, m.running_apps) == (3, 3)
+    assert (m.memory_used_mb, m.memory_total_mb, m.vcores_used, m.vcores_total) == (
+        9216,
+        16384,
+        9,
+        16,
+    )
+    assert result.scheduler is SchedulerKind.CAPACITY
+
+
+@pytest.mark.parametrize(
+    ("text", "mb"),
+    [("8 GB", 8192), ("1.50 GB", 1536), ("512 MB", 512), ("0 B", 0), ("2 TB", 2 << 20)],
+)
+def test_memory_mb(text: str, mb: int) -> None:
+    assert memory_mb(text) == mb
+
+
+def test_resource_strings() -> None:
+    assert resource("<memory:8192, vCores:8>") == (8192, 8)
+    assert resource("<memory:8 GB, vCores:8>") == (8192, 8)
+    assert resource("<memory:1024, vCores:2, yarn.io/gpu: 1>") == (1024, 2)
+
+
+@pytest.mark.parametrize("text", ["eight GB", "-1 GB", "8 XB", ""])
+def test_memory_refused(text: str) -> None:
+    with pytest.raises(ObservationError, match="cannot read memory"):
+        memory_mb(text)
+
+
+def replaced(name: str, old: str, new: str) -> bytes:
+    text = page(name).decode()
+    assert old in text
+    return text.replace(old, new, 1).encode()
+
+
+@pytest.mark.parametrize(
+    ("html", "reason", "words"),
+    [
+        (b"<html><body><form>Sign in</form></body></html>", "bad-response", "login page"),
+        (b"", "bad-response", "no Cluster Metrics table"),
+        (replaced("cluster-2.7.html", "24 GB", "0 B"), "zero-total", "Memory Total is 0"),
+        (replaced("cluster-3.3.html", "memory:16384", "memory:0"), "zero-total", "is 0"),
+        (replaced("cluster-2.7.html", "\n                    4\n", "-4"), "bad-response", "-4"),
+        (
+            replaced("cluster-2.7.html", "Apps Pending", "Apps Waiting"),
+            "bad-response",
+            "no 'Apps Pending' column",
+        ),
+        (
+            replaced("cluster-3.3.html", "&lt;memory:9216, vCores:9&gt;", "n/a"),
+            "bad-response",
+            "cannot read resource",
+        ),
+        (
+            replaced("cluster-2.8.html", "Fair Scheduler", "Fifo Scheduler"),
+            "bad-response",
+            "FifoScheduler",
+        ),
+    ],
+)
+def test_bad_pages(html: bytes, reason: str, words: str) -> None:
+    with pytest.raises(ObservationError) as err:
+        parse_cluster_page(html, "http://rm:8088/cluster")
+    assert err.value.reason == reason and words in err.value.message
+
+
+def test_truncated_page_is_refused() -> None:
+    text = page("cluster-2.7.html")
+    with pytest.raises(ObservationError, match="headers and"):
+        parse_cluster_page(text[: text.index(b"6.50 GB")])
+
+
+def test_table_found_by_its_heading_without_the_id() -> None:
+    html = replaced("cluster-2.7.html", '<table id="metricsoverview">', "<table>")
+    assert parse_cluster_page(html).metrics.pending_apps == 4
