@@ -617,3 +617,35 @@ def test_refresh_queues_fair_logs_and_still_succeeds(
     assert r.status == 200
     assert sim.reloads == 0
     assert "Failed to reload allocations file" in caplog.text
+
+
+# --------------------------------------------------------------------------- the monitor reads it
+
+
+@pytest.mark.parametrize("make_view", [cs_view, fs_view])
+def test_the_monitor_parses_what_the_face_renders(make_view: Any) -> None:
+    rest = pytest.importorskip("amtuner.monitor.rest")
+    sim = FakeSim(make_view())
+    obs = rest.build_observation(
+        get(sim, "/ws/v1/cluster/metrics"),
+        get(sim, "/ws/v1/cluster/scheduler"),
+        time=0.0,
+        source="sim",
+        targets=["root.default"],
+    )
+    view = sim.view()
+    assert (obs.pending_apps, obs.running_apps) == (view.apps_pending, view.apps_running)
+    assert obs.memory_total_mb == view.total.memory_mb
+    default = obs.queue("root.default")
+    assert default is not None
+    assert (default.am_memory_used_mb, default.am_memory_limit_mb) == (2048, 4096)
+
+
+@pytest.mark.parametrize("layout", [2, 3])
+def test_the_monitor_reads_the_web_ui_in_both_layouts(layout: rmapi.WebUILayout) -> None:
+    webui = pytest.importorskip("amtuner.monitor.webui")
+    page = handle(FakeSim(cs_view()), "GET", "/cluster", b"", {}, options=FaceOptions(layout))
+    parsed = webui.parse_cluster_page(page.body)
+    assert (parsed.metrics.memory_used_mb, parsed.metrics.memory_total_mb) == (6144, 32768)
+    assert (parsed.metrics.pending_apps, parsed.metrics.running_apps) == (2, 1)
+    assert parsed.scheduler == SchedulerKind.CAPACITY
