@@ -6,6 +6,8 @@
   over 100 MB each, all submitted at t=0, 4 worker nodes), built from `PROFILES`.
 * ``sls:PATH`` — a Hadoop Scheduler Load Simulator JSON job trace (see `load_sls`).
 * ``swim:PATH`` — a SWIM day trace of Facebook jobs (see `load_swim`).
+* ``rumen:PATH`` — a rumen job-history trace, read the way SLS's RUMEN trace type does
+  (see `load_rumen`).
 
 Task durations and resource demands come from one cost model (`task_shape`) so that the paper
 groups and the byte-only SWIM traces are derived the same way: a task costs a fixed start-up
@@ -36,6 +38,7 @@ __all__ = [
     "WorkloadError",
     "describe",
     "load_paper",
+    "load_rumen",
     "load_sls",
     "load_swim",
     "load_workload",
@@ -310,18 +313,22 @@ def load_paper(group: str, *, seed: int = 0) -> Workload:
 
 
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
-    """Build the workload named by ``paper:GROUP``, ``sls:PATH`` or ``swim:PATH``."""
+    """The workload named by ``paper:GROUP``, ``sls:PATH``, ``swim:PATH`` or ``rumen:PATH``."""
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
-        raise WorkloadError(f"workload spec {spec!r}: expected paper:GROUP, sls:PATH or swim:PATH")
+        raise WorkloadError(
+            f"workload spec {spec!r}: expected paper:GROUP, sls:PATH, swim:PATH or rumen:PATH"
+        )
     if prefix == "paper":
         return load_paper(rest, seed=seed)
     if prefix == "sls":
         return load_sls(rest)
     if prefix == "swim":
         return load_swim(rest)
+    if prefix == "rumen":
+        return load_rumen(rest)
     raise WorkloadError(
-        f"workload spec {spec!r}: unknown kind {prefix!r}; expected paper, sls or swim"
+        f"workload spec {spec!r}: unknown kind {prefix!r}; expected paper, sls, swim or rumen"
     )
 
 
@@ -533,7 +540,7 @@ def load_sls(path: str | Path) -> Workload:
 def _not_a_job(obj: dict[str, Any]) -> str:
     """Why an object without job.tasks is not an SLS job, naming the format it looks like."""
     if "jobID" in obj or "mapTasks" in obj:
-        return "a rumen job history, not an SLS job trace (convert it with rumen2sls.sh)"
+        return "a rumen job history, not an SLS job trace (load it as rumen:PATH)"
     if "workloads" in obj or "num_jobs" in obj:
         return "an SLS SYNTH workload description, not an SLS job trace (not supported)"
     if "rack" in obj or "nodes" in obj:
@@ -683,3 +690,101 @@ def _json_objects(path: str | Path) -> Iterator[tuple[int, Any]]:
         yield line, value
         line += text.count("\n", pos, nxt)
         pos = nxt
+
+
+# --------------------------------------------------------------------------------------------
+# Rumen job histories.
+
+
+def load_rumen(path: str | Path) -> Workload:
+    """A rumen job-history trace (concatenated JSON jobs), read as SLS's RUMEN trace type does.
+
+    Per job (yarn-facts §6.1): submit time = ``submitTime`` minus the first job's ``submitTime``;
+    ``queue`` (``root.`` prefixed) and ``user``; one task per entry of ``mapTasks`` and
+    ``reduceTasks`` whose duration is its last attempt's ``finishTime − startTime``. Container
+    sizes: ``mapreduce.{map,reduce}.memory.mb`` and ``yarn.app.mapreduce.am.resource.mb`` from
+    ``jobProperties`` when set (the job's real request), else the SLS defaults (1024). Everything
+    else — zero demands, reduces after all maps, AM start-up, nodes from distinct hosts, node size
+    — is as for `load_sls`.
+    """
+    jobs: list[JobSpec] = []
+    queues: dict[str, None] = {}
+    hosts: set[str] = set()
+    baseline_ms: float | None = None
+    for lineno, obj in _json_objects(path):
+        where = f"{path}:{lineno}"
+        if not isinstance(obj, dict) or "mapTasks" not in obj:
+            raise WorkloadError(f"{where}: not a rumen job (no mapTasks)")
+        submit_ms = _number(obj, "submitTime", None, where)
+        if baseline_ms is None:
+            baseline_ms = submit_ms
+        props = obj.get("jobProperties")
+        props = props if isinstance(props, dict) else {}
+        groups: dict[TaskKind, tuple[TaskGroup, ...]] = {}
+        for kind, key, mem_key in (
+            ("map", "mapTasks", "mapreduce.map.memory.mb"),
+            ("reduce", "reduceTasks", "mapreduce.reduce.memory.mb"),
+        ):
+            memory_mb = _int(props, mem_key, SLS_CONTAINER_MEMORY_MB, where, minimum=1)
+            counts: dict[float, int] = {}
+            tasks = obj.get(key, [])
+            if not isinstance(tasks, list):
+                raise WorkloadError(f"{where}: {key} must be a list")
+            for i, task in enumerate(tasks):
+                twhere = f"{where}: {obj.get('jobID', '?')} {key}[{i}]"
+                attempts = task.get("attempts") if isinstance(task, dict) else None
+                if not isinstance(attempts, list) or not attempts:
+                    raise WorkloadError(f"{twhere}: no attempts")
+                last = attempts[-1]
+                if not isinstance(last, dict):
+                    raise WorkloadError(f"{twhere}: attempt is not an object")
+                ms = _number(last, "finishTime", None, twhere) - _number(
+                    last, "startTime", None, twhere
+                )
+                if ms <= 0:
+                    raise WorkloadError(f"{twhere}: duration {ms:g} ms must be > 0")
+                counts[ms / 1000.0] = counts.get(ms / 1000.0, 0) + 1
+                host = last.get("hostName")
+                if isinstance(host, str) and host:
+                    hosts.add(host)
+            groups[kind] = tuple(
+                TaskGroup(kind, n, memory_mb, SLS_CONTAINER_VCORES, dur, 0.0, 0.0)
+                for dur, n in counts.items()
+            )
+        if not groups["map"]:
+            raise WorkloadError(f"{where}: job has no map task")
+        queue = obj.get("queue")
+        if not isinstance(queue, str) or not queue:
+            raise WorkloadError(f"{where}: queue must be a non-empty string")
+        queue = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
+        queues.setdefault(queue)
+        user = obj.get("user")
+        jobs.append(
+            JobSpec(
+                job_id=str(obj.get("jobID") or f"job_{len(jobs) + 1}"),
+                submit_s=(submit_ms - baseline_ms) / 1000.0,
+                queue=queue,
+                maps=groups["map"],
+                reduces=groups["reduce"],
+                user=user if isinstance(user, str) and user else "default",
+                profile="rumen",
+                am_memory_mb=_int(
+                    props, "yarn.app.mapreduce.am.resource.mb", SLS_AM_MEMORY_MB, where, minimum=1
+                ),
+                am_vcores=SLS_AM_VCORES,
+                am_startup_s=AM_STARTUP_S,
+                am_teardown_s=AM_TEARDOWN_S,
+                slowstart=SLS_SLOWSTART,
+            )
+        )
+    if not jobs:
+        raise WorkloadError(f"{path}: no jobs in rumen trace")
+    return Workload(
+        name=f"rumen:{Path(path).name}",
+        jobs=tuple(sorted(jobs, key=lambda j: j.submit_s)),
+        nodes=max(1, len(hosts)),
+        node_memory_mb=SLS_NODE_MEMORY_MB,
+        node_vcores=SLS_NODE_VCORES,
+        node_disk_mbps=PAPER_NODE_DISK_MBPS,
+        queues=tuple(queues),
+    )

@@ -231,6 +231,41 @@ def test_sls_errors_name_file_and_line(tmp_path: Path, text: str, where: str, re
     assert str(e.value).startswith(f"{path}{where}")
 
 
+# ---------------------------------------------------------------------------- rumen
+
+
+def test_rumen_shared_job_history() -> None:
+    w = load_workload(f"rumen:{shared(SLS_DIR / '2jobs2min-rumen-jh.json')}")
+    assert [j.job_id for j in w.jobs] == ["job_1369942127770_1205", "job_1369942127770_1206"]
+    assert [j.submit_s for j in w.jobs] == [0.0, 105.204]  # rebased to the first submitTime
+    assert w.queues == ("root.sls_queue_1",)
+    for job in w.jobs:
+        assert sum(g.count for g in job.maps) == 96 and job.reduces == ()
+        assert job.user == "jenkins" and job.am_memory_mb == 1536  # from jobProperties
+        assert {g.memory_mb for g in job.maps} == {1024}
+    # SLS's inputsls.json was cut from this history: its task durations are among these.
+    assert {17.043, 14.928} <= {g.duration_s for g in w.jobs[0].maps}
+
+
+@pytest.mark.parametrize(
+    ("text", "reason"),
+    [
+        ('{"submitTime": 5, "queue": "q", "mapTasks": [{"attempts": []}]}', "no attempts"),
+        ('{"job.start.ms": 0, "job.queue.name": "q", "job.tasks": []}', "not a rumen job"),
+        (
+            '{"submitTime": 5, "queue": "q", "mapTasks": [{"attempts": '
+            '[{"startTime": 9, "finishTime": 4}]}]}',
+            "must be > 0",
+        ),
+    ],
+)
+def test_rumen_errors(tmp_path: Path, text: str, reason: str) -> None:
+    path = write(tmp_path, "jh.json", "\n" + text)
+    with pytest.raises(WorkloadError, match=reason) as e:
+        load_workload(f"rumen:{path}")
+    assert str(e.value).startswith(f"{path}:2")
+
+
 # ---------------------------------------------------------------------------- SWIM
 
 
@@ -302,7 +337,8 @@ def test_swim_errors_name_file_and_line(tmp_path: Path, text: str, line: int, re
         ("paper", "expected paper:GROUP"),
         ("paper:", "expected paper:GROUP"),
         ("paper:sort", "unknown paper group"),
-        ("rumen:x.json", "unknown kind 'rumen'"),
+        ("synth:x.json", "unknown kind 'synth'"),
+        ("rumen:/nonexistent/jh.json", "no such file"),
         ("sls:/nonexistent/trace.json", "no such file"),
         ("swim:/nonexistent/day.tsv", "no such file"),
     ],
