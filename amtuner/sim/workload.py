@@ -152,8 +152,8 @@ PROFILES: Mapping[str, Profile] = MappingProxyType(
             description="TeraSort: identity map and reduce over 100-byte records, I/O-bound",
             # Fixed-width record parse, TotalOrderPartitioner trie lookup, in-memory sort of
             # 200k records (a 20 MB split fits io.sort.mb = 100, one spill): little per-byte work.
-            # Disk: read the split + write the spill = 2 MB per MB.
-            map=PhaseCost(cpu_mb_per_s=25.0, disk_per_input_mb=2.0),
+            # Disk: read the split once; the spill is the map output (map_output_ratio).
+            map=PhaseCost(cpu_mb_per_s=25.0, disk_per_input_mb=1.0),
             # mapreduce.reduce.input.buffer.percent = 0: shuffled segments are merged to disk
             # before reduce() runs, then read back (2 MB per MB); merge + write ~50 MB/s per core.
             reduce=PhaseCost(cpu_mb_per_s=50.0, disk_per_input_mb=2.0),
@@ -204,11 +204,11 @@ def task_shape(cpu_s: float, disk_mb: float, node_disk_mbps: float) -> tuple[flo
 
 
 def _map_cost(
-    profile: Profile, input_mb: float, hdfs_output_mb: float = 0.0
+    profile: Profile, input_mb: float, spill_mb: float, hdfs_output_mb: float
 ) -> tuple[float, float]:
-    """(cpu_s, disk_mb) of one map: its split plus its spill (or its HDFS output if map-only)."""
+    """(cpu_s, disk_mb) of one map: its split, its spill, and its HDFS output if map-only."""
     cpu_s = input_mb / profile.map.cpu_mb_per_s
-    disk_mb = input_mb * profile.map.disk_per_input_mb + input_mb * profile.map_output_ratio
+    disk_mb = input_mb * profile.map.disk_per_input_mb + spill_mb
     return cpu_s, disk_mb + hdfs_output_mb * profile.output_replication
 
 
@@ -274,7 +274,7 @@ def load_paper(group: str, *, seed: int = 0) -> Workload:
                         "map",
                         p.maps,
                         p.map_memory_mb,
-                        _map_cost(p, split_mb),
+                        _map_cost(p, split_mb, split_mb * p.map_output_ratio, 0.0),
                         PAPER_NODE_DISK_MBPS,
                         map_scale,
                     ),
@@ -419,10 +419,8 @@ def load_swim(path: str | Path) -> Workload:
         )
         map_out_mb = (shuffle_b if n_reduces else 0) / MB / n_maps
         hdfs_out_mb = 0.0 if n_reduces else output_b / MB / n_maps
-        map_cpu = input_b / MB / n_maps / p.map.cpu_mb_per_s
-        map_disk = input_b / MB / n_maps * p.map.disk_per_input_mb + map_out_mb
-        map_disk += hdfs_out_mb * p.output_replication
-        maps = (_group("map", n_maps, p.map_memory_mb, (map_cpu, map_disk), SWIM_NODE_DISK_MBPS),)
+        cost = _map_cost(p, input_b / MB / n_maps, map_out_mb, hdfs_out_mb)
+        maps = (_group("map", n_maps, p.map_memory_mb, cost, SWIM_NODE_DISK_MBPS),)
         reduces: tuple[TaskGroup, ...] = ()
         if n_reduces:
             cost = _reduce_cost(p, shuffle_b / MB / n_reduces, output_b / MB / n_reduces)
