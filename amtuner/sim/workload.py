@@ -1,4 +1,4 @@
-"""Workloads for the simulated cluster: the paper's four job groups, SLS traces and SWIM day traces.
+"""Workloads for the simulated cluster: the paper's job groups and SLS, rumen and SWIM traces.
 
 `load_workload(spec)` is the single entry point; the spec prefix picks the reader:
 
@@ -102,8 +102,8 @@ class PhaseCost:
     cpu_mb_per_s: float
     """MB of input one core gets through per second (framework plus user code, cold JVM)."""
     disk_per_input_mb: float
-    """Local-disk MB read plus written per MB of input, excluding the phase's output, which
-    `Profile.output_ratio`/`replication` account for."""
+    """Local-disk MB read plus written per MB of input, excluding the phase's output (the map's
+    spill, the reduce's HDFS copies), which the `Profile` output ratios account for."""
 
 
 @dataclass(frozen=True, slots=True)
