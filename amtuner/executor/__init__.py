@@ -1,5 +1,14 @@
 """Apply an AM-share change to the scheduler file and make the RM load it, safely."""
 
+from amtuner.executor.files import restore, write_atomically
+from amtuner.executor.refresh import (
+    CommandRefresher,
+    NoRefresh,
+    Refresher,
+    RestRefresher,
+    apply_edit,
+    make_refresher,
+)
 from amtuner.executor.xmledit import (
     ConcurrentEditError,
     Edit,
@@ -8,16 +17,26 @@ from amtuner.executor.xmledit import (
     SchedulerFile,
     UnsafeXMLError,
     WriteError,
+    capacity_key,
     format_value,
 )
 
 __all__ = [
+    "CommandRefresher",
     "ConcurrentEditError",
     "Edit",
     "ExecutorError",
+    "NoRefresh",
     "RefreshError",
+    "Refresher",
+    "RestRefresher",
     "SchedulerFile",
     "UnsafeXMLError",
     "WriteError",
+    "apply_edit",
+    "capacity_key",
     "format_value",
+    "make_refresher",
+    "restore",
+    "write_atomically",
 ]

@@ -197,7 +197,7 @@ def test_kill_9_at_any_moment_leaves_old_or_new_file(tmp_path: Path) -> None:
     backups = tmp_path / "backups"
     contents = {a.read_bytes(), b.read_bytes()}
     seen = []
-    for _ in range(40):
+    for _ in range(30):
         proc = subprocess.Popen(
             [sys.executable, "-c", WRITER, str(target), str(a), str(b), str(backups)],
             stdout=subprocess.PIPE,

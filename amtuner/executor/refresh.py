@@ -1,0 +1,253 @@
+"""Make the ResourceManager load the edited scheduler configuration, and apply an edit safely.
+
+Three ways, as the operator configures (``refresh.method``):
+
+* ``command``: ``yarn rmadmin -refreshQueues`` (RMAdminCLI finds the active RM of an HA pair
+  itself), run without a shell and with a timeout. With FairScheduler it reloads the allocation
+  file at once instead of within 10-15 s (but the RM only logs a bad file, never fails the call).
+* ``rest``: PUT /ws/v1/cluster/scheduler-conf, for a CapacityScheduler with a mutable
+  configuration store, where ``-refreshQueues`` is refused. The RM refreshes the queues itself.
+* ``none``: FairScheduler polls the allocation file and reloads it within ~10-15 s.
+"""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Protocol
+from xml.sax.saxutils import escape
+
+import requests
+
+from amtuner.config import RefreshSettings
+from amtuner.executor.files import restore, write_atomically
+from amtuner.executor.xmledit import (
+    CS_GLOBAL_KEY,
+    Edit,
+    ExecutorError,
+    RefreshError,
+    capacity_queue_path,
+    format_value,
+)
+from amtuner.model import GLOBAL_TARGET
+
+SCHEDULER_CONF_PATH = "/ws/v1/cluster/scheduler-conf"
+_TAIL = 600
+"""How much of a failed command's output or an RM's error body to quote."""
+
+
+def _tail(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
+
+
+class Refresher(Protocol):
+    def describe(self) -> str:
+        """What the refresh does, for dry-run output and logs."""
+        ...
+
+    def refresh(self, edit: Edit) -> None:
+        """Make the RM use the edited configuration; raise RefreshError if that failed."""
+        ...
+
+
+class CommandRefresher:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        timeout_s: float,
+        run: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run,
+    ) -> None:
+        if not argv:
+            raise ExecutorError("refresh.command is empty")
+        self.argv = list(argv)
+        self.timeout_s = timeout_s
+        self._run = run
+
+    def describe(self) -> str:
+        return shlex.join(self.argv)
+
+    def refresh(self, edit: Edit) -> None:
+        try:
+            proc = self._run(
+                self.argv,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=self.timeout_s,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise RefreshError(
+                f"refresh command not found: {self.argv[0]} (is it on PATH?)"
+            ) from None
+        except PermissionError:
+            raise RefreshError(f"refresh command not executable: {self.argv[0]}") from None
+        except subprocess.TimeoutExpired as e:
+            output = _decode(e.stderr) or _decode(e.output)
+            raise RefreshError(
+                f"`{self.describe()}` did not finish within {self.timeout_s:g} s"
+                + (f": {_tail(output)}" if output.strip() else "")
+            ) from None
+        if proc.returncode != 0:
+            output = _decode(proc.stderr) or _decode(proc.stdout)
+            raise RefreshError(
+                f"`{self.describe()}` exited with status {proc.returncode}"
+                + (f": {_tail(output)}" if output.strip() else "")
+            )
+
+
+def _decode(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    return data if isinstance(data, str) else data.decode("utf-8", "replace")
+
+
+def sched_conf_xml(targets: dict[str, tuple[float | None, float]]) -> bytes:
+    """The ``<sched-conf>`` body that sets the same keys the file edit set.
+
+    Global keys go in ``global-updates`` with their full name; queue keys go in
+    ``update-queue`` with the queue path and the relative key (yarn-facts, mutation API).
+    """
+    parts = ['<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<sched-conf>\n']
+    for target, (_old, new) in targets.items():
+        value = escape(format_value(new))
+        if target == GLOBAL_TARGET:
+            parts.append(
+                "  <global-updates>\n    <entry>\n"
+                f"      <key>{CS_GLOBAL_KEY}</key>\n      <value>{value}</value>\n"
+                "    </entry>\n  </global-updates>\n"
+            )
+        else:
+            queue = escape(capacity_queue_path(target))
+            parts.append(
+                f"  <update-queue>\n    <queue-name>{queue}</queue-name>\n    <params>\n"
+                "      <entry>\n        <key>maximum-am-resource-percent</key>\n"
+                f"        <value>{value}</value>\n      </entry>\n    </params>\n"
+                "  </update-queue>\n"
+            )
+    parts.append("</sched-conf>\n")
+    return "".join(parts).encode()
+
+
+class RestRefresher:
+    def __init__(self, rm_urls: Sequence[str], session: requests.Session, timeout_s: float) -> None:
+        if not rm_urls:
+            raise ExecutorError("refresh.method rest needs at least one rm.urls entry")
+        self.rm_urls = [u.rstrip("/") for u in rm_urls]
+        self.session = session
+        self.timeout_s = timeout_s
+
+    def describe(self) -> str:
+        return f"PUT {self.rm_urls[0]}{SCHEDULER_CONF_PATH} (maximum-am-resource-percent)"
+
+    def fetch(self) -> bytes:
+        """The RM's current CS configuration (GET scheduler-conf, admin only).
+
+        It has the capacity-scheduler.xml shape, so ``SchedulerFile(Path("scheduler-conf"),
+        "capacity", data).edit(...)`` followed by ``refresh(edit)`` tunes an RM whose
+        configuration lives only in its mutable store.
+        """
+        failures = []
+        for base in self.rm_urls:
+            url = base + SCHEDULER_CONF_PATH
+            try:
+                response = self.session.get(
+                    url, headers={"Accept": "application/xml"}, timeout=self.timeout_s
+                )
+            except requests.RequestException as e:
+                failures.append(f"{url}: {e}")
+                continue
+            if response.status_code == 200:
+                return response.content
+            raise RefreshError(
+                f"GET {url} failed with HTTP {response.status_code}: "
+                f"{_tail(response.text) or response.reason}"
+            )
+        raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
+
+    def refresh(self, edit: Edit) -> None:
+        changed = {t: v for t, v in edit.targets.items() if v[0] != v[1]}
+        if not changed:
+            return
+        body = sched_conf_xml(changed)
+        failures = []
+        for base in self.rm_urls:
+            url = base + SCHEDULER_CONF_PATH
+            try:
+                response = self._put(url, body)
+                if response.status_code == 307:  # a standby RM names the active one; once
+                    location = response.headers.get("Location", "")
+                    if not location:
+                        raise RefreshError(f"{url}: standby RM answered 307 without a Location")
+                    url = location
+                    response = self._put(url, body)
+                    if response.status_code == 307:
+                        raise RefreshError(f"{url}: redirected again (no active RM?)")
+            except requests.RequestException as e:
+                failures.append(f"{url}: {e}")
+                continue
+            if 200 <= response.status_code < 300:
+                return
+            raise RefreshError(
+                f"PUT {url} failed with HTTP {response.status_code}: "
+                f"{_tail(response.text) or response.reason}"
+            )
+        raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
+
+    def _put(self, url: str, body: bytes) -> requests.Response:
+        return self.session.put(
+            url,
+            data=body,
+            headers={"Content-Type": "application/xml", "Accept": "application/json"},
+            timeout=self.timeout_s,
+            allow_redirects=False,
+        )
+
+
+class NoRefresh:
+    def describe(self) -> str:
+        return "none (FairScheduler reloads the allocation file by itself within ~10-15 s)"
+
+    def refresh(self, edit: Edit) -> None:
+        return None
+
+
+def make_refresher(
+    settings: RefreshSettings,
+    rm_urls: Sequence[str],
+    session: requests.Session | None = None,
+    run: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run,
+) -> Refresher:
+    if settings.method == "command":
+        return CommandRefresher(settings.command, settings.timeout_seconds, run)
+    if settings.method == "rest":
+        return RestRefresher(rm_urls, session or requests.Session(), settings.timeout_seconds)
+    if settings.method == "none":
+        return NoRefresh()
+    raise ExecutorError(f"refresh.method: unknown method {settings.method!r}")
+
+
+def apply_edit(
+    edit: Edit, refresher: Refresher, *, backup_dir: Path | None, keep_backups: int = 10
+) -> None:
+    """Write, then refresh; if the refresh fails, put the previous bytes back.
+
+    The restore does not refresh again: the RM never loaded the failed change (the command or PUT
+    failed), and a FairScheduler reloading the file by itself will find the old content.
+    """
+    if not edit.changed:
+        return
+    backup = write_atomically(edit, backup_dir=backup_dir, keep_backups=keep_backups)
+    try:
+        refresher.refresh(edit)
+    except RefreshError as e:
+        try:
+            restore(edit)
+        except ExecutorError as restore_error:
+            where = f"; the backup is {backup}" if backup else ""
+            raise RefreshError(
+                f"{e}; could NOT restore the previous file {edit.path}: {restore_error}{where}"
+            ) from e
+        raise RefreshError(f"{e}; restored the previous file {edit.path}") from e

@@ -1,0 +1,278 @@
+"""Refreshers over real subprocesses and a real loopback HTTP server, and apply_edit's rollback."""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import sys
+import threading
+import xml.etree.ElementTree as ET
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+import requests
+
+from amtuner.config import RefreshSettings
+from amtuner.executor import (
+    CommandRefresher,
+    Edit,
+    NoRefresh,
+    RefreshError,
+    RestRefresher,
+    SchedulerFile,
+    apply_edit,
+    make_refresher,
+)
+from amtuner.executor.refresh import sched_conf_xml
+
+ROOT = Path(__file__).resolve().parents[2]
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+DATA = ROOT / "tests" / "data" / "executor"
+
+
+def py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def capacity_edit(tmp_path: Path, values: dict[str, float]) -> Edit:
+    path = tmp_path / "conf" / "capacity-scheduler.xml"
+    if not path.exists():
+        path.parent.mkdir()
+        path.write_bytes((DATA / "capacity-scheduler.xml").read_bytes())
+    return SchedulerFile.read(path, "capacity").edit(values)
+
+
+# --- command ---------------------------------------------------------------------------------
+
+
+def test_command_success_and_describe() -> None:
+    refresher = CommandRefresher(py("print('ok')"), 10)
+    assert refresher.describe() == shlex.join(py("print('ok')"))
+    refresher.refresh(Edit(Path("x"), b"", b"", "", False, {}))
+
+
+def test_command_failure_quotes_stderr_tail() -> None:
+    code = "import sys; sys.stderr.write('x' * 5000 + 'refreshQueues: Queue root.q not found'); "
+    refresher = CommandRefresher(py(code + "sys.exit(255)"), 10)
+    with pytest.raises(RefreshError, match=r"exited with status 255: …x+refreshQueues: Queue") as e:
+        refresher.refresh(Edit(Path("x"), b"", b"", "", False, {}))
+    assert len(str(e.value)) < 1000 + len(refresher.describe())
+
+
+def test_command_missing_binary_and_timeout(tmp_path: Path) -> None:
+    with pytest.raises(RefreshError, match=r"not found: .*no-such-yarn"):
+        CommandRefresher([str(tmp_path / "no-such-yarn"), "rmadmin"], 10).refresh(
+            Edit(Path("x"), b"", b"", "", False, {})
+        )
+    slow = CommandRefresher(py("import time; time.sleep(30)"), 0.3)
+    with pytest.raises(RefreshError, match=r"did not finish within 0.3 s"):
+        slow.refresh(Edit(Path("x"), b"", b"", "", False, {}))
+
+
+def test_apply_edit_refreshes_after_the_write(tmp_path: Path) -> None:
+    edit = capacity_edit(tmp_path, {"": 0.3})
+    check = f"import sys; sys.exit(0 if b'<value>0.3</value>' in open({str(edit.path)!r}, 'rb')"
+    apply_edit(edit, CommandRefresher(py(check + ".read() else 7)"), 10), backup_dir=None)
+    assert edit.path.read_bytes() == edit.new_data
+
+
+def test_failed_refresh_command_rolls_back_byte_identical(tmp_path: Path) -> None:
+    edit = capacity_edit(tmp_path, {"root.default": 0.3, "": 0.2})
+    refresher = CommandRefresher(py("import sys; sys.exit('RM is in safe mode')"), 10)
+    with pytest.raises(RefreshError, match=r"RM is in safe mode; restored the previous file"):
+        apply_edit(edit, refresher, backup_dir=tmp_path / "b", keep_backups=3)
+    assert edit.path.read_bytes() == edit.old_data
+    assert [p.read_bytes() for p in (tmp_path / "b").iterdir()] == [edit.old_data]
+    assert sorted(p.name for p in edit.path.parent.iterdir()) == ["capacity-scheduler.xml"]
+
+
+def test_make_refresher_per_method() -> None:
+    command = make_refresher(RefreshSettings(), ["http://rm:8088"])
+    assert command.describe() == "yarn rmadmin -refreshQueues"
+    rest = make_refresher(RefreshSettings(method="rest"), ["http://rm:8088/"])
+    assert rest.describe().startswith("PUT http://rm:8088/ws/v1/cluster/scheduler-conf")
+    none = make_refresher(RefreshSettings(method="none"), [])
+    assert isinstance(none, NoRefresh)
+    assert "10-15 s" in none.describe()
+
+
+# --- REST ------------------------------------------------------------------------------------
+
+Handler = Callable[[BaseHTTPRequestHandler, bytes], tuple[int, dict[str, str], bytes]]
+
+
+class FakeRM:
+    """A loopback HTTP server whose PUT answers come from ``respond``; records what it got."""
+
+    def __init__(self, respond: Handler) -> None:
+        self.requests: list[tuple[str, str, bytes, str]] = []
+        rm = self
+
+        class H(BaseHTTPRequestHandler):
+            def do_PUT(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                rm.requests.append(("PUT", self.path, body, self.headers["Content-Type"]))
+                status, headers, payload = respond(self, body)
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def do_GET(self) -> None:
+                rm.requests.append(("GET", self.path, b"", ""))
+                payload = (DATA / "capacity-scheduler.xml").read_bytes()
+                self.send_response(200)
+                self.send_header("Content-Length", str(len(payload)))
+                self.end_headers()
+                self.wfile.write(payload)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self.thread.start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def rms() -> Iterator[Callable[[Handler], FakeRM]]:
+    started: list[FakeRM] = []
+
+    def start(respond: Handler) -> FakeRM:
+        started.append(FakeRM(respond))
+        return started[-1]
+
+    yield start
+    for rm in started:
+        rm.close()
+
+
+def ok(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
+    return 200, {}, b"Configuration change successfully applied."
+
+
+def dead_url() -> str:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}"
+
+
+def entries(element: ET.Element | None) -> dict[str | None, str | None]:
+    assert element is not None
+    return {e.findtext("key"): e.findtext("value") for e in element.iter("entry")}
+
+
+def test_rest_put_sends_global_and_queue_updates(
+    tmp_path: Path, rms: Callable[[Handler], FakeRM]
+) -> None:
+    rm = rms(ok)
+    edit = capacity_edit(tmp_path, {"": 0.2, "prod.etl": 0.3, "root.default": 0.1})
+    with requests.Session() as session:
+        RestRefresher([rm.url], session, 5).refresh(edit)
+    [(method, path, body, ctype)] = rm.requests
+    assert (method, path, ctype) == ("PUT", "/ws/v1/cluster/scheduler-conf", "application/xml")
+    root = ET.fromstring(body)
+    assert root.tag == "sched-conf"
+    assert entries(root.find("global-updates")) == {
+        "yarn.scheduler.capacity.maximum-am-resource-percent": "0.2"
+    }
+    updates = {
+        u.findtext("queue-name"): entries(u.find("params")) for u in root.iter("update-queue")
+    }
+    # root.default was unset (None -> 0.1): still sent; prod.etl 0.25 -> 0.3.
+    assert updates == {
+        "root.prod.etl": {"maximum-am-resource-percent": "0.3"},
+        "root.default": {"maximum-am-resource-percent": "0.1"},
+    }
+
+
+def test_rest_body_has_the_documented_shape() -> None:
+    samples = SHARED / "fixtures" / "rm-rest"
+    if not samples.exists():
+        pytest.skip("../shared not present; documented scheduler-conf bodies unavailable")
+
+    def shape(data: bytes) -> set[str]:
+        out = set()
+
+        def walk(e: ET.Element, prefix: str) -> None:
+            out.add(prefix + e.tag)
+            for child in e:
+                walk(child, prefix + e.tag + "/")
+
+        walk(ET.fromstring(data), "")
+        return out
+
+    ours = shape(sched_conf_xml({"": (None, 0.2), "root.a": (0.1, 0.3)}))
+    documented = shape((samples / "scheduler-conf-put-global-updates.xml").read_bytes()) | shape(
+        (samples / "scheduler-conf-put-update-queue.xml").read_bytes()
+    )
+    assert ours == documented
+
+
+def test_rest_follows_a_standby_redirect_once(rms: Callable[[Handler], FakeRM]) -> None:
+    active = rms(ok)
+
+    def standby(h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
+        return 307, {"Location": active.url + h.path}, b"This is standby RM."
+
+    rm2 = rms(standby)
+    with requests.Session() as session:
+        RestRefresher([dead_url(), rm2.url], session, 5).refresh(
+            Edit(Path("x"), b"", b"", "", True, {"": (0.1, 0.4)})
+        )
+    assert len(rm2.requests) == 1
+    assert len(active.requests) == 1
+    assert active.requests[0][2] == rm2.requests[0][2]
+
+
+def test_rest_redirect_loop_and_rm_error_and_unreachable(rms: Callable[[Handler], FakeRM]) -> None:
+    def loop(h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
+        return 307, {"Location": f"http://127.0.0.1:{h.server.server_address[1]}{h.path}"}, b""
+
+    def refuse(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
+        return 400, {}, b"Configuration change only supported by MutableConfScheduler."
+
+    edit = Edit(Path("x"), b"", b"", "", True, {"root.a": (0.1, 0.4)})
+    with requests.Session() as session:
+        looping = rms(loop)
+        with pytest.raises(RefreshError, match="redirected again"):
+            RestRefresher([looping.url], session, 5).refresh(edit)
+        assert len(looping.requests) == 2
+        with pytest.raises(RefreshError, match=r"HTTP 400: Configuration change only supported"):
+            RestRefresher([rms(refuse).url], session, 5).refresh(edit)
+        with pytest.raises(RefreshError, match="no ResourceManager reachable"):
+            RestRefresher([dead_url()], session, 5).refresh(edit)
+
+
+def test_rest_failure_rolls_back_the_file(tmp_path: Path, rms: Callable[[Handler], FakeRM]) -> None:
+    def refuse(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
+        return 400, {}, b"Invalid configuration: maximum-am-resource-percent"
+
+    edit = capacity_edit(tmp_path, {"": 0.5})
+    with requests.Session() as session:
+        refresher = make_refresher(RefreshSettings(method="rest"), [rms(refuse).url], session)
+        with pytest.raises(RefreshError, match=r"HTTP 400.*restored the previous file"):
+            apply_edit(edit, refresher, backup_dir=tmp_path / "b")
+    assert edit.path.read_bytes() == edit.old_data
+
+
+def test_rest_fetch_then_edit_without_a_local_file(rms: Callable[[Handler], FakeRM]) -> None:
+    rm = rms(ok)
+    with requests.Session() as session:
+        refresher = RestRefresher([rm.url], session, 5)
+        conf = SchedulerFile(Path("scheduler-conf"), "capacity", refresher.fetch())
+        edit = conf.edit({"": 0.15})
+        refresher.refresh(edit)
+    assert [r[0] for r in rm.requests] == ["GET", "PUT"]
+    assert b"<value>0.15</value>" in rm.requests[1][2]
