@@ -1,0 +1,340 @@
+"""RMClient over real HTTP on loopback: HA, redirects, fallbacks and failures."""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+import requests
+
+from amtuner.config import RMSettings
+from amtuner.model import SchedulerKind
+from amtuner.monitor import ObservationError, RMClient, make_session
+
+DATA = Path(__file__).resolve().parents[1] / "data" / "monitor"
+Reply = tuple[int, dict[str, str], bytes]
+Route = Reply | Callable[[str], Reply]
+
+
+def jsonr(doc: Any) -> Reply:
+    return 200, {"Content-Type": "application/json"}, json.dumps(doc).encode()
+
+
+def info(state: str) -> Reply:
+    return jsonr({"clusterInfo": {"id": 1, "state": "STARTED", "haState": state}})
+
+
+def data(name: str) -> bytes:
+    return (DATA / name).read_bytes()
+
+
+METRICS = (200, {"Content-Type": "application/json"}, data("cluster-metrics-3.3.json"))
+SCHEDULER = (200, {"Content-Type": "application/json"}, data("scheduler-fair-am.json"))
+
+
+class FakeRM:
+    """A canned-response RM on 127.0.0.1; records every request path (with query)."""
+
+    def __init__(self) -> None:
+        self.routes: dict[str, Route] = {}
+        self.requests: list[str] = []
+        self.accepts: list[str | None] = []
+        rm = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                rm.requests.append(self.path)
+                rm.accepts.append(self.headers.get("Accept"))
+                route = rm.routes.get(urlsplit(self.path).path)
+                reply = route(self.path) if callable(route) else route
+                status, headers, body = reply or (404, {"Content-Type": "text/plain"}, b"no")
+                self.send_response(status)
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self.thread.start()
+
+    def active(self) -> FakeRM:
+        self.routes.update(
+            {"/ws/v1/cluster/info": info("ACTIVE"), "/ws/v1/cluster/metrics": METRICS}
+        )
+        self.routes["/ws/v1/cluster/scheduler"] = SCHEDULER
+        return self
+
+    def standby_of(self, other: FakeRM) -> FakeRM:
+        """Answers info itself (as a standby does) and 307s everything else to `other`."""
+
+        def redirect(path_qs: str) -> Reply:
+            location = other.url + path_qs
+            body = f"This is standby RM. The redirect url is: {location}".encode()
+            return 307, {"Location": location, "Content-Type": "text/plain"}, body
+
+        self.routes = {p: redirect for p in ("/ws/v1/cluster/metrics", "/ws/v1/cluster/scheduler")}
+        self.routes["/ws/v1/cluster/info"] = info("STANDBY")
+        self.routes["/cluster"] = redirect
+        return self
+
+    def paths(self) -> list[str]:
+        return [urlsplit(p).path for p in self.requests]
+
+
+@pytest.fixture
+def rm_factory() -> Iterator[Callable[[], FakeRM]]:
+    servers: list[FakeRM] = []
+
+    def make() -> FakeRM:
+        servers.append(FakeRM())
+        return servers[-1]
+
+    yield make
+    for s in servers:
+        s.server.shutdown()
+        s.server.server_close()
+
+
+@pytest.fixture
+def dead_url() -> str:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    return f"http://127.0.0.1:{port}"
+
+
+def client(*urls: str, **kw: Any) -> RMClient:
+    session = requests.Session()
+    session.trust_env = False
+    kw.setdefault("connect_timeout_s", 1.0)
+    kw.setdefault("read_timeout_s", 2.0)
+    return RMClient(urls, session, clock=lambda: 42.0, **kw)
+
+
+def test_single_active_rm(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = rm_factory().active()
+    c = client(rm.url + "/", user_name="amtuner")
+    obs = c.observe(["root.prod.etl"])
+    assert (obs.pending_apps, obs.running_apps, obs.memory_total_mb) == (3, 3, 16384)
+    assert obs.scheduler is SchedulerKind.FAIR and obs.time == 42.0
+    assert obs.am_memory_used_mb == 3072 and obs.source == f"rest {rm.url}"
+    assert c.active_url == rm.url
+    # Three fixed requests, never the apps list; simple auth rides on every one.
+    assert rm.paths() == [
+        "/ws/v1/cluster/info",
+        "/ws/v1/cluster/metrics",
+        "/ws/v1/cluster/scheduler",
+    ]
+    assert all(p.endswith("?user.name=amtuner") for p in rm.requests)
+    assert set(rm.accepts) == {"application/json"}
+    assert c.scheduler_kind() is SchedulerKind.FAIR
+
+
+def test_active_preferred_over_standby_listed_first(rm_factory: Callable[[], FakeRM]) -> None:
+    active = rm_factory().active()
+    standby = rm_factory().standby_of(active)
+    c = client(standby.url, active.url)
+    assert c.observe().source == f"rest {active.url}"
+    assert standby.paths() == ["/ws/v1/cluster/info"]
+    # Next time the active RM is asked first and alone.
+    standby.requests.clear()
+    c.observe()
+    assert standby.requests == [] and active.paths()[-3] == "/ws/v1/cluster/info"
+
+
+def test_standby_redirect_followed_once(rm_factory: Callable[[], FakeRM]) -> None:
+    active = rm_factory().active()
+    standby = rm_factory().standby_of(active)
+    c = client(standby.url)  # the active RM is not even configured
+    obs = c.observe()
+    assert obs.source == f"rest {active.url}" and c.active_url == active.url
+    assert standby.paths() == ["/ws/v1/cluster/info", "/ws/v1/cluster/metrics"]
+    assert active.paths() == ["/ws/v1/cluster/metrics", "/ws/v1/cluster/scheduler"]
+    c.observe()
+    assert active.paths()[2] == "/ws/v1/cluster/info" and len(standby.requests) == 2
+
+
+def test_standby_loop(rm_factory: Callable[[], FakeRM]) -> None:
+    a, b = rm_factory(), rm_factory()
+    a.standby_of(b)
+    b.standby_of(a)
+    with pytest.raises(ObservationError) as err:
+        client(a.url, b.url).observe()
+    assert err.value.reason == "standby"
+    assert "standby loop" in err.value.message and a.url in err.value.message
+    assert b.url in err.value.message and "This is standby RM" in err.value.message
+
+
+def test_dead_url_first(rm_factory: Callable[[], FakeRM], dead_url: str) -> None:
+    rm = rm_factory().active()
+    c = client(dead_url, rm.url)
+    assert c.observe().source == f"rest {rm.url}" and c.active_url == rm.url
+
+
+def test_all_unreachable_names_every_url(dead_url: str) -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        other = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    with pytest.raises(ObservationError) as err:
+        client(dead_url, other).observe()
+    assert err.value.reason == "rm-unreachable"
+    assert dead_url in err.value.message and other in err.value.message
+    assert "ConnectionError" in err.value.message
+
+
+def test_silent_rm_times_out() -> None:
+    with socket.socket() as sock:  # accepts connections into the backlog, never answers
+        sock.bind(("127.0.0.1", 0))
+        sock.listen(8)
+        url = f"http://127.0.0.1:{sock.getsockname()[1]}"
+        with pytest.raises(ObservationError) as err:
+            client(url, read_timeout_s=0.2).observe()
+    assert err.value.reason == "timeout" and url in err.value.message
+
+
+def test_rm_answering_an_error_is_reported_not_skipped(rm_factory: Callable[[], FakeRM]) -> None:
+    broken = rm_factory().active()
+    good = rm_factory().active()
+    broken.routes["/ws/v1/cluster/metrics"] = lambda _: (503, {}, b"shutting down")
+    with pytest.raises(ObservationError) as err:
+        client(broken.url, good.url).observe()
+    # An RM that answers with an error is not skipped silently: the operator sees the 503.
+    assert err.value.reason == "http-error" and "503" in err.value.message
+
+
+def test_rest_404_falls_back_to_web_ui(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = rm_factory()
+    rm.routes["/cluster"] = (200, {"Content-Type": "text/html"}, data("cluster-3.3.html"))
+    c = client(rm.url)
+    obs = c.observe()
+    assert obs.source == f"webui {rm.url}" and obs.scheduler is SchedulerKind.CAPACITY
+    assert (obs.pending_apps, obs.memory_used_mb, obs.queues, obs.am_memory_used_mb) == (
+        3,
+        9216,
+        (),
+        None,
+    )
+    assert rm.paths() == ["/ws/v1/cluster/info", "/ws/v1/cluster/metrics", "/cluster"]
+    assert c.scheduler_kind() is SchedulerKind.CAPACITY
+    with pytest.raises(ObservationError) as err:
+        c.observe(["root.default"])
+    assert err.value.reason == "unknown-queue" and "no per-queue figures" in err.value.message
+
+
+def test_web_ui_through_standby_and_with_hint(rm_factory: Callable[[], FakeRM]) -> None:
+    active = rm_factory()
+    active.routes["/ws/v1/cluster/metrics"] = (403, {}, b"forbidden")
+    active.routes["/cluster"] = (200, {"Content-Type": "text/html"}, data("cluster-2.7.html"))
+    standby = rm_factory().standby_of(active)
+    with pytest.raises(ObservationError, match=r"set scheduler\.kind"):
+        client(standby.url).observe()
+    obs = client(standby.url, scheduler_hint="fair").observe()
+    assert obs.scheduler is SchedulerKind.FAIR and obs.source == f"webui {active.url}"
+    assert (obs.pending_apps, obs.running_apps, obs.memory_total_mb) == (4, 2, 24576)
+
+
+def test_fallback_off(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = rm_factory()
+    with pytest.raises(ObservationError) as err:
+        client(rm.url, web_ui_fallback=False).observe()
+    assert err.value.reason == "http-error" and "web_ui_fallback is off" in err.value.message
+
+
+LOGIN = b"<!DOCTYPE html><html><body><form>Knox SSO sign in</form></body></html>"
+
+
+@pytest.mark.parametrize(
+    ("reply", "reason", "words"),
+    [
+        ((401, {"WWW-Authenticate": "Negotiate"}, b""), "auth", "401"),
+        ((500, {}, b"java.lang.NullPointerException"), "http-error", "NullPointerException"),
+        ((200, {"Content-Type": "text/html"}, LOGIN), "bad-response", "HTML page"),
+        ((200, {"Content-Type": "application/json"}, b'{"clusterMet'), "bad-response", "JSON"),
+        ((200, {"Content-Type": "application/json"}, b"\xde\xad\xbe\xef"), "bad-response", "JSON"),
+        (
+            jsonr(
+                {
+                    "clusterMetrics": {
+                        "appsPending": 0,
+                        "appsRunning": 0,
+                        "allocatedMB": 0,
+                        "totalMB": 0,
+                    }
+                }
+            ),
+            "zero-total",
+            "totalMB is 0",
+        ),
+    ],
+)
+def test_bad_metrics_answers(
+    rm_factory: Callable[[], FakeRM], reply: Reply, reason: str, words: str
+) -> None:
+    rm = rm_factory().active()
+    rm.routes["/ws/v1/cluster/metrics"] = reply
+    c = client(rm.url)
+    with pytest.raises(ObservationError) as err:
+        c.observe()
+    assert err.value.reason == reason and words in err.value.message
+    assert c.active_url is None  # nothing answered usably
+
+
+class RecordingSession(requests.Session):
+    def __init__(self) -> None:
+        super().__init__()
+        self.timeouts: list[object] = []
+
+    def request(self, *args: Any, **kwargs: Any) -> requests.Response:  # type: ignore[override]
+        self.timeouts.append(kwargs.get("timeout"))
+        return super().request(*args, **kwargs)
+
+
+def test_from_settings_timeouts_on_every_request(
+    rm_factory: Callable[[], FakeRM], dead_url: str
+) -> None:
+    active = rm_factory().active()
+    standby = rm_factory().standby_of(active)
+    settings = RMSettings(
+        urls=(dead_url, standby.url), connect_timeout_seconds=1.5, read_timeout_seconds=2.5
+    )
+    session = RecordingSession()
+    c = RMClient.from_settings(settings, session, clock=lambda: 1.0)
+    c.observe()
+    assert len(session.timeouts) == 5 and set(session.timeouts) == {(1.5, 2.5)}
+
+
+def test_make_session(tmp_path: Path) -> None:
+    ca = tmp_path / "ca.pem"
+    ca.write_text("not parsed here")
+    s = make_session(RMSettings(verify=str(ca), client_cert="c.pem", client_key="k.pem"))
+    assert (s.verify, s.cert, s.trust_env) == (str(ca), ("c.pem", "k.pem"), False)
+    s = make_session(RMSettings(verify=True, insecure_skip_verify=True, user_name="yarn"))
+    assert s.verify is False and s.params == {"user.name": "yarn"} and s.auth is None
+    with pytest.raises(ObservationError, match="does not exist"):
+        make_session(RMSettings(verify=str(tmp_path / "missing.pem")))
+
+
+def test_make_session_kerberos_needs_the_extra() -> None:
+    try:
+        import requests_gssapi  # noqa: F401
+    except ImportError:
+        with pytest.raises(ObservationError) as err:
+            make_session(RMSettings(kerberos=True))
+        assert err.value.reason == "auth" and "amtuner[kerberos]" in err.value.message
+    else:
+        assert make_session(RMSettings(kerberos=True)).auth is not None
