@@ -1,0 +1,482 @@
+"""CapacityScheduler semantics: queue tree, AM limits, activation and FIFO allocation.
+
+The rules follow yarn-facts §1 (Hadoop 2.9–3.3 behaviour, default partition, default resource
+calculator: only memory is compared). The arithmetic is in module-level functions of plain values,
+so tests check them against the worked examples directly; `CapacityScheduler` only keeps the
+running counters and applies them. Not modelled: node labels, absolute-resource capacities,
+max-parallel-apps, preemption, user-limit on containers (only the per-user AM limit).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+from amtuner.model import SchedulerKind
+from amtuner.sim.cluster import Cluster, Node
+from amtuner.sim.jobs import App
+from amtuner.sim.sched_config import (
+    CS_DEFAULT_AM_PERCENT,
+    CS_GLOBAL_AM_KEY,
+    CS_PREFIX,
+    SchedulerConfigError,
+    parse_hadoop_properties,
+)
+from amtuner.sim.view import QueueView, Res
+
+DEFAULT_MAX_SYSTEM_APPS = 10000
+
+
+# --- arithmetic (yarn-facts §1.2, §1.3) ------------------------------------------------------
+
+
+def round_up(value: int, step: int) -> int:
+    return -(-value // step) * step
+
+
+def multiply_and_normalize_up(memory_mb: int, by: float, min_alloc_mb: int) -> int:
+    """``Resources.multiplyAndNormalizeUp`` under the default calculator (memory only)."""
+    return round_up(int(memory_mb * by + 0.5), min_alloc_mb)
+
+
+def am_limit_mb(guarantee_mb: int, current_limit_mb: int, percent: float, min_alloc_mb: int) -> int:
+    """Queue AM limit: max(guarantee, current limit) × percent, normalised up."""
+    usable = current_limit_mb if guarantee_mb <= current_limit_mb else guarantee_mb
+    return multiply_and_normalize_up(usable, percent, min_alloc_mb)
+
+
+def user_am_limit_mb(
+    guarantee_mb: int,
+    percent: float,
+    queue_am_limit: int,
+    min_alloc_mb: int,
+    *,
+    user_limit_percent: float = 100.0,
+    user_limit_factor: float = 1.0,
+    active_users: int = 1,
+) -> int:
+    """Per-user AM limit: based on the guarantee only, scaled by the user limit, capped by the
+    queue's AM limit."""
+    effective = min(max(user_limit_percent / 100.0, 1.0 / max(active_users, 1)), 1.0)
+    factor = 1.0 if user_limit_factor == -1 else user_limit_factor
+    limit = multiply_and_normalize_up(guarantee_mb, percent * effective * factor, min_alloc_mb)
+    return min(limit, queue_am_limit)
+
+
+def child_limit_mb(
+    parent_limit_mb: int, parent_used_mb: int, child_used_mb: int, child_max_mb: int, min_alloc: int
+) -> int:
+    """What a child may grow to: its used plus what is still free in the parent, capped by its
+    maximum capacity, rounded down to the minimum allocation."""
+    limit = min(parent_limit_mb - parent_used_mb + child_used_mb, child_max_mb)
+    return max(limit, 0) // min_alloc * min_alloc
+
+
+def activations(
+    pending_am_mb: Sequence[tuple[int, str]],
+    am_used_mb: int,
+    am_limit: int,
+    num_active: int,
+    user_am_used_mb: Mapping[str, int],
+    user_am_limit: int,
+) -> list[int]:
+    """Indices of the pending apps (FIFO order; (AM size, user) each) to activate now.
+
+    An app that does not fit is skipped, not waited for, so a later, smaller AM can still start;
+    while the queue has no active app or no AM in use, the next one starts whatever the limit
+    (the first-AM exemption)."""
+    chosen: list[int] = []
+    user_used = dict(user_am_used_mb)
+    for i, (am_mb, user) in enumerate(pending_am_mb):
+        exempt = num_active < 1 or am_used_mb == 0
+        if am_used_mb + am_mb > am_limit and not exempt:
+            continue
+        if user_used.get(user, 0) + am_mb > user_am_limit and not exempt:
+            continue
+        chosen.append(i)
+        am_used_mb += am_mb
+        num_active += 1
+        user_used[user] = user_used.get(user, 0) + am_mb
+    return chosen
+
+
+# --- configuration ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CSQueueConf:
+    path: str
+    children: tuple[str, ...]
+    capacity: float
+    """Fraction of the parent (0..1)."""
+    maximum_capacity: float
+    absolute_capacity: float
+    absolute_max_capacity: float
+    am_percent: float
+    max_apps: int
+    user_limit_percent: float
+    user_limit_factor: float
+
+
+@dataclass(frozen=True, slots=True)
+class CSConf:
+    queues: tuple[CSQueueConf, ...]
+    """Pre-order, root first."""
+    global_am_percent: float
+    max_system_apps: int
+
+
+def _float(props: Mapping[str, str], key: str, default: float) -> float:
+    raw = props.get(key)
+    if raw is None or raw == "":
+        return default
+    try:
+        return float(raw)
+    except ValueError:
+        if raw.startswith("["):
+            raise SchedulerConfigError(
+                f"{key}: absolute resource capacities ({raw}) are not supported by the simulator"
+            ) from None
+        raise SchedulerConfigError(f"{key}: {raw!r} is not a number") from None
+
+
+def parse_capacity_config(data: bytes) -> CSConf:
+    props = parse_hadoop_properties(data)
+    global_pct = _float(props, CS_GLOBAL_AM_KEY, CS_DEFAULT_AM_PERCENT)
+    if not 0.0 <= global_pct <= 1.0:
+        raise SchedulerConfigError(f"{CS_GLOBAL_AM_KEY}: {global_pct} is not within [0, 1]")
+    max_system = int(_float(props, CS_PREFIX + "maximum-applications", DEFAULT_MAX_SYSTEM_APPS))
+    global_queue_max = int(_float(props, CS_PREFIX + "global-queue-max-application", -1))
+    queues: list[CSQueueConf] = []
+
+    def walk(path: str, abs_cap: float, abs_max: float, cap: float, max_cap: float) -> None:
+        names = [n.strip() for n in props.get(f"{CS_PREFIX}{path}.queues", "").split(",")]
+        names = [n for n in names if n]
+        key = f"{CS_PREFIX}{path}."
+        pct = _float(props, key + "maximum-am-resource-percent", global_pct)
+        if not 0.0 <= pct <= 1.0:
+            raise SchedulerConfigError(f"{key}maximum-am-resource-percent: {pct} not in [0, 1]")
+        max_apps = int(_float(props, key + "maximum-applications", -1))
+        if max_apps < 0:
+            max_apps = global_queue_max if global_queue_max > 0 else int(max_system * abs_cap)
+        queues.append(
+            CSQueueConf(
+                path=path,
+                children=tuple(f"{path}.{n}" for n in names),
+                capacity=cap,
+                maximum_capacity=max_cap,
+                absolute_capacity=abs_cap,
+                absolute_max_capacity=abs_max,
+                am_percent=pct,
+                max_apps=max_apps,
+                user_limit_percent=_float(props, key + "minimum-user-limit-percent", 100.0),
+                user_limit_factor=_float(props, key + "user-limit-factor", 1.0),
+            )
+        )
+        total = 0.0
+        for name in names:
+            child = f"{path}.{name}"
+            ckey = f"{CS_PREFIX}{child}."
+            c = _float(props, ckey + "capacity", 0.0)
+            m = _float(props, ckey + "maximum-capacity", 100.0)
+            if m < 0:
+                m = 100.0
+            if not 0.0 <= c <= 100.0 or not 0.0 < m <= 100.0 or m < c:
+                raise SchedulerConfigError(
+                    f"{ckey}capacity/maximum-capacity: need 0 <= capacity {c:g} <= "
+                    f"maximum-capacity {m:g} <= 100"
+                )
+            total += c
+            walk(child, abs_cap * c / 100.0, abs_max * m / 100.0, c / 100.0, m / 100.0)
+        if names and abs(total - 100.0) > 1e-3:
+            raise SchedulerConfigError(
+                f"{CS_PREFIX}{path}.queues: capacities of the children of {path} add up to "
+                f"{total:g}, not 100"
+            )
+
+    walk("root", 1.0, 1.0, 1.0, 1.0)
+    return CSConf(tuple(queues), global_pct, max_system)
+
+
+# --- runtime ---------------------------------------------------------------------------------
+
+
+class CSQueue:
+    __slots__ = (
+        "active",
+        "allocated_containers",
+        "am_used_mb",
+        "am_used_vcores",
+        "apps",
+        "conf",
+        "heap",
+        "is_leaf",
+        "parent",
+        "pending",
+        "pending_containers",
+        "used_mb",
+        "used_vcores",
+        "user_am_used",
+    )
+
+    def __init__(self, conf: CSQueueConf, parent: CSQueue | None) -> None:
+        self.conf = conf
+        self.parent = parent
+        self.is_leaf = not conf.children
+        self.used_mb = 0
+        self.used_vcores = 0
+        self.allocated_containers = 0
+        self.pending_containers = 0
+        self.pending: list[App] = []
+        """Submitted, not yet activated, FIFO."""
+        self.active = 0
+        self.apps = 0
+        self.am_used_mb = 0
+        self.am_used_vcores = 0
+        self.user_am_used: dict[str, int] = {}
+        self.heap: list[tuple[int, App]] = []
+        """Activated apps that want a container, FIFO by submission."""
+
+
+class CapacityScheduler:
+    kind = SchedulerKind.CAPACITY
+
+    def __init__(self, data: bytes, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.conf = parse_capacity_config(data)
+        self.data = data
+        self.queues: dict[str, CSQueue] = {}
+        self._build(self.conf, {})
+
+    @property
+    def global_am_share(self) -> float:
+        return self.conf.global_am_percent
+
+    def _build(self, conf: CSConf, old: dict[str, CSQueue]) -> None:
+        queues: dict[str, CSQueue] = {}
+        for qc in conf.queues:
+            parent = queues.get(qc.path.rsplit(".", 1)[0]) if qc.path != "root" else None
+            reused = old.get(qc.path)
+            if reused is not None and reused.is_leaf and not qc.children:
+                reused.conf, reused.parent = qc, parent
+                queues[qc.path] = reused
+            else:
+                queues[qc.path] = CSQueue(qc, parent)
+        for path, q in old.items():
+            if q.is_leaf and q.apps and not (path in queues and queues[path].is_leaf):
+                raise SchedulerConfigError(
+                    f"queue {path} has {q.apps} applications and cannot be removed or made a parent"
+                )
+        for q in queues.values():
+            if not q.is_leaf:
+                q.used_mb = q.used_vcores = q.allocated_containers = 0
+        for q in queues.values():
+            if q.is_leaf:
+                p = q.parent
+                while p is not None:
+                    p.used_mb += q.used_mb
+                    p.used_vcores += q.used_vcores
+                    p.allocated_containers += q.allocated_containers
+                    p = p.parent
+        self.queues = queues
+        self.leaves = [q for q in queues.values() if q.is_leaf]
+
+    def reload(self, data: bytes) -> None:
+        conf = parse_capacity_config(data)
+        self._build(conf, self.queues)
+        self.conf = conf
+        self.data = data
+        for leaf in self.leaves:
+            self._activate(leaf)
+
+    # limits
+
+    def current_limit_mb(self, queue: CSQueue) -> int:
+        total = self.cluster.total_mb
+        if queue.parent is None:
+            return total
+        parent_limit = self.current_limit_mb(queue.parent)
+        child_max = int(queue.conf.absolute_max_capacity * total)
+        return child_limit_mb(
+            parent_limit, queue.parent.used_mb, queue.used_mb, child_max, self.cluster.min_alloc_mb
+        )
+
+    def guarantee_mb(self, queue: CSQueue) -> int:
+        return multiply_and_normalize_up(
+            self.cluster.total_mb, queue.conf.absolute_capacity, self.cluster.min_alloc_mb
+        )
+
+    def am_limit_mb(self, queue: CSQueue) -> int:
+        return am_limit_mb(
+            self.guarantee_mb(queue),
+            self.current_limit_mb(queue),
+            queue.conf.am_percent,
+            self.cluster.min_alloc_mb,
+        )
+
+    # app life cycle
+
+    def _leaf_for(self, name: str) -> CSQueue | None:
+        q = self.queues.get(name)
+        if q is None and "." not in name:
+            q = next((lf for lf in self.leaves if lf.conf.path.endswith("." + name)), None)
+        return q if q is not None and q.is_leaf else None
+
+    def submit(self, app: App) -> bool:
+        leaf = self._leaf_for(app.spec.queue)
+        if leaf is None or leaf.apps >= leaf.conf.max_apps:
+            return False
+        app.leaf = leaf
+        leaf.apps += 1
+        leaf.pending.append(app)
+        self._activate(leaf)
+        return True
+
+    def _activate(self, leaf: CSQueue) -> None:
+        if not leaf.pending:
+            return
+        limit = self.am_limit_mb(leaf)
+        users = {a.spec.user for a in leaf.pending} | set(leaf.user_am_used)
+        ulimit = user_am_limit_mb(
+            self.guarantee_mb(leaf),
+            leaf.conf.am_percent,
+            limit,
+            self.cluster.min_alloc_mb,
+            user_limit_percent=leaf.conf.user_limit_percent,
+            user_limit_factor=leaf.conf.user_limit_factor,
+            active_users=len([u for u, v in leaf.user_am_used.items() if v > 0]) or len(users),
+        )
+        chosen = activations(
+            [(a.am_memory_mb, a.spec.user) for a in leaf.pending],
+            leaf.am_used_mb,
+            limit,
+            leaf.active,
+            leaf.user_am_used,
+            ulimit,
+        )
+        if not chosen:
+            return
+        picked = set(chosen)
+        for i in chosen:
+            app = leaf.pending[i]
+            leaf.active += 1
+            leaf.am_used_mb += app.am_memory_mb
+            leaf.am_used_vcores += app.am_vcores
+            user = app.spec.user
+            leaf.user_am_used[user] = leaf.user_am_used.get(user, 0) + app.am_memory_mb
+            leaf.pending_containers += 1
+            heapq.heappush(leaf.heap, (app.index, app))
+            app.in_heap = True
+        leaf.pending = [a for i, a in enumerate(leaf.pending) if i not in picked]
+
+    def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
+        leaf: CSQueue = app.leaf  # type: ignore[assignment]
+        leaf.pending_containers += containers
+        if not app.in_heap:
+            app.in_heap = True
+            heapq.heappush(leaf.heap, (app.index, app))
+
+    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
+        q: CSQueue | None = app.leaf  # type: ignore[assignment]
+        q.pending_containers -= 1  # type: ignore[union-attr]
+        while q is not None:
+            q.used_mb += memory_mb
+            q.used_vcores += vcores
+            q.allocated_containers += 1
+            q = q.parent
+
+    def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
+        q: CSQueue | None = app.leaf  # type: ignore[assignment]
+        while q is not None:
+            q.used_mb -= memory_mb
+            q.used_vcores -= vcores
+            q.allocated_containers -= 1
+            q = q.parent
+
+    def app_finished(self, app: App) -> None:
+        leaf: CSQueue = app.leaf  # type: ignore[assignment]
+        leaf.apps -= 1
+        leaf.active -= 1
+        leaf.am_used_mb -= app.am_memory_mb
+        leaf.am_used_vcores -= app.am_vcores
+        user = app.spec.user
+        leaf.user_am_used[user] -= app.am_memory_mb
+        if leaf.user_am_used[user] == 0:
+            del leaf.user_am_used[user]
+        self._activate(leaf)
+
+    # allocation
+
+    def _pick_leaf(self, blocked: set[int]) -> CSQueue | None:
+        best: CSQueue | None = None
+        best_key = math.inf
+        for leaf in self.leaves:
+            if not leaf.heap or id(leaf) in blocked:
+                continue
+            guarantee = leaf.conf.absolute_capacity * self.cluster.total_mb
+            key = leaf.used_mb / guarantee if guarantee > 0 else math.inf
+            if best is None or key < best_key:
+                best, best_key = leaf, key
+        return best
+
+    def assign(self, launch: Callable[[App, Node], None]) -> None:
+        """FIFO inside a leaf; the least-served leaf (used / guarantee) goes first."""
+        cluster = self.cluster
+        min_alloc = cluster.min_alloc_mb
+        blocked: set[int] = set()
+        skipped: list[tuple[CSQueue, tuple[int, App]]] = []
+        while cluster.fits_somewhere(min_alloc):
+            leaf = self._pick_leaf(blocked)
+            if leaf is None:
+                break
+            entry = leaf.heap[0]
+            app = entry[1]
+            if not app.wants_container:
+                heapq.heappop(leaf.heap)
+                app.in_heap = False
+                continue
+            mem, _ = app.next_request()
+            if leaf.used_mb + mem > self.current_limit_mb(leaf):
+                blocked.add(id(leaf))
+                continue
+            node = cluster.find(mem)
+            if node is None:
+                skipped.append((leaf, heapq.heappop(leaf.heap)))
+                continue
+            launch(app, node)
+        for leaf, entry in skipped:
+            heapq.heappush(leaf.heap, entry)
+
+    # view
+
+    def queue_views(self) -> tuple[QueueView, ...]:
+        total = self.cluster.total_mb
+        views = []
+        for q in self.queues.values():
+            c = q.conf
+            am_limit = self.am_limit_mb(q) if q.is_leaf else 0
+            views.append(
+                QueueView(
+                    path=c.path,
+                    is_leaf=q.is_leaf,
+                    children=c.children,
+                    used=Res(q.used_mb, q.used_vcores),
+                    am_used=Res(q.am_used_mb, q.am_used_vcores),
+                    am_limit=Res(am_limit, 1 if am_limit > 0 else 0),
+                    num_pending_apps=len(q.pending),
+                    num_active_apps=q.active,
+                    max_apps=c.max_apps,
+                    pending_containers=q.pending_containers,
+                    allocated_containers=q.allocated_containers,
+                    capacity=c.capacity,
+                    maximum_capacity=c.maximum_capacity,
+                    absolute_capacity=c.absolute_capacity,
+                    absolute_max_capacity=c.absolute_max_capacity,
+                    max_am_percent=c.am_percent,
+                    min_resources=Res(int(c.absolute_capacity * total), 0),
+                    max_resources=Res(int(c.absolute_max_capacity * total), 0),
+                )
+            )
+        return tuple(views)

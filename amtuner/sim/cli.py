@@ -1,0 +1,124 @@
+"""`amtuner simulate`: run one workload to completion in simulated time and print the result."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from amtuner.model import SchedulerKind
+from amtuner.sim.sched_config import with_global_am_share
+from amtuner.sim.simulation import (
+    SchedulerConfigError,
+    SimResult,
+    Simulation,
+    build_simulation,
+    default_scheduler_config,
+)
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+DEFAULT_MAX_SIM_SECONDS = 7 * 86400.0
+"""A week of simulated time: far beyond any bundled workload, so hitting it means a stuck run."""
+
+
+def parse_policy(text: str) -> float:
+    """The AM share of ``fixed:A``. Other policies (``paper``) are wired in by the controller's
+    driver; until then they are refused here with a clear message."""
+    kind, _, value = text.partition(":")
+    if kind != "fixed":
+        raise ValueError(f"unknown policy {text!r}: only fixed:A is available (e.g. fixed:0.5)")
+    try:
+        a = float(value)
+    except ValueError:
+        raise ValueError(f"policy {text!r}: A must be a number, e.g. fixed:0.5") from None
+    if not (0.0 <= a <= 1.0 or a == -1.0):
+        raise ValueError(f"policy {text!r}: A must be within [0, 1] (or -1 to disable the limit)")
+    return a
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    p = subparsers.add_parser(
+        "simulate",
+        help="run a workload on the simulated cluster in virtual time and report job times",
+        description="Run a workload to completion on the simulated ResourceManager with one AM "
+        "share policy and print the job completion figures.",
+    )
+    p.add_argument("--scheduler", required=True, choices=[k.value for k in SchedulerKind])
+    p.add_argument(
+        "--workload", required=True, help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH"
+    )
+    p.add_argument("--nodes", type=int, help="number of nodes (default: the workload's)")
+    p.add_argument("--node-memory-mb", type=int, help="memory per node (default: the workload's)")
+    p.add_argument("--node-vcores", type=int, help="vcores per node (default: the workload's)")
+    p.add_argument(
+        "--policy",
+        default="fixed:0.5",
+        help="fixed:A sets the global AM share to A for the whole run (default: %(default)s)",
+    )
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument(
+        "--max-sim-seconds",
+        type=float,
+        default=DEFAULT_MAX_SIM_SECONDS,
+        help="stop a run that has not finished by then (default: %(default)s)",
+    )
+    p.add_argument(
+        "--scheduler-config",
+        type=Path,
+        help="capacity-scheduler.xml or fair-scheduler.xml to start from "
+        "(default: equal shares for the workload's queues); fixed:A overrides its global share",
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument(
+        "--no-timing",
+        action="store_true",
+        help="report wall_seconds as 0 so that equal seeds give byte-identical output",
+    )
+    p.set_defaults(func=run)
+
+
+def build(args: argparse.Namespace) -> Simulation:
+    from amtuner.sim.workload import load_workload
+
+    kind = SchedulerKind(args.scheduler)
+    a = parse_policy(args.policy)
+    workload = load_workload(args.workload, seed=args.seed)
+    base = args.scheduler_config.read_bytes() if args.scheduler_config else None
+    if base is None:
+        config = default_scheduler_config(kind, workload.queues, a)
+    else:
+        config = with_global_am_share(kind, base, a)
+    return build_simulation(
+        kind,
+        workload,
+        config,
+        nodes=args.nodes,
+        node_memory_mb=args.node_memory_mb,
+        node_vcores=args.node_vcores,
+        seed=args.seed,
+    )
+
+
+def format_text(result: SimResult) -> str:
+    lines = [f"{key}: {value}" for key, value in result.to_json_dict().items()]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        sim = build(args)
+    except (ValueError, OSError) as exc:  # WorkloadError and SchedulerConfigError are ValueErrors
+        print(f"amtuner simulate: {exc}", file=sys.stderr)
+        return EXIT_USAGE if not isinstance(exc, SchedulerConfigError | OSError) else EXIT_ERROR
+    result = sim.run(args.max_sim_seconds)
+    if args.no_timing:
+        result = dataclasses.replace(result, wall_seconds=0.0)
+    if args.json:
+        print(json.dumps(result.to_json_dict(), sort_keys=True))
+    else:
+        print(format_text(result))
+    return EXIT_OK if result.finished else EXIT_ERROR

@@ -1,0 +1,220 @@
+"""Nodes, container placement and how running tasks share a node's CPU and disk.
+
+Placement keeps the nodes in buckets by free memory (in units of the minimum allocation), so
+finding a node never scans the cluster: the scheduler takes a node from the fullest-free bucket,
+which spreads containers the way node heartbeats arriving in turn do on a real RM.
+
+Processor sharing: every task on a node progresses at the same rate
+``min(1, cpu / cpu_demand, disk / disk_demand)``. A node keeps a "work clock" (the integral of its
+rate); a task finishes when the clock has advanced by its duration. So a change in a node's task
+set costs one rate update and one rescheduled event for that node only; superseded events are
+dropped by a version check when they come up.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Any
+
+from amtuner.sim.engine import Engine
+
+_EPS = 1e-9
+
+
+def normalise_up(value: int, step: int) -> int:
+    """A request as the scheduler grants it: a multiple of the minimum allocation, at least one."""
+    if value <= step:
+        return step
+    return -(-value // step) * step
+
+
+class Node:
+    __slots__ = (
+        "bucket",
+        "containers",
+        "cpu",
+        "cpu_sum",
+        "disk",
+        "disk_sum",
+        "free_mb",
+        "free_vcores",
+        "index",
+        "last_t",
+        "memory_mb",
+        "name",
+        "next_t",
+        "rate",
+        "tasks",
+        "vcores",
+        "version",
+        "work",
+    )
+
+    def __init__(self, index: int, memory_mb: int, vcores: int, cpu: float, disk: float) -> None:
+        self.index = index
+        self.name = f"node{index:04d}:8041"
+        self.memory_mb = memory_mb
+        self.vcores = vcores
+        self.cpu = cpu
+        self.disk = disk
+        self.free_mb = memory_mb
+        self.free_vcores = vcores
+        self.containers = 0
+        self.bucket = -1
+        self.cpu_sum = 0.0
+        self.disk_sum = 0.0
+        self.rate = 1.0
+        self.work = 0.0
+        self.last_t = 0.0
+        self.next_t = -1.0
+        self.version = 0
+        self.tasks: list[tuple[float, int, float, float, Any]] = []
+        """Running tasks as a heap of (finish work, seq, cpu, disk, payload)."""
+
+
+class Cluster:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        nodes: int,
+        memory_mb: int,
+        vcores: int,
+        disk_mbps: float,
+        min_alloc_mb: int = 1024,
+        on_task_done: Callable[[Node, Any], None],
+    ) -> None:
+        if nodes < 1 or memory_mb < min_alloc_mb or vcores < 1:
+            raise ValueError(
+                f"a cluster needs nodes >= 1, node memory >= {min_alloc_mb} MB and vcores >= 1 "
+                f"(got {nodes} nodes of {memory_mb} MB, {vcores} vcores)"
+            )
+        self.engine = engine
+        self.min_alloc_mb = min_alloc_mb
+        self.nodes = [Node(i, memory_mb, vcores, float(vcores), disk_mbps) for i in range(nodes)]
+        self.total_mb = nodes * memory_mb
+        self.total_vcores = nodes * vcores
+        self.used_mb = 0
+        self.used_vcores = 0
+        self.containers = 0
+        self.memory_seconds = 0.0
+        """Integral of allocated memory over simulated time (MB·s), for mean utilisation."""
+        self._last_t = 0.0
+        self._on_task_done = on_task_done
+        self._seq = 0
+        units = memory_mb // min_alloc_mb
+        self._buckets: list[dict[Node, None]] = [{} for _ in range(units + 1)]
+        for node in self.nodes:
+            node.bucket = units
+            self._buckets[units][node] = None
+        self._top = units
+
+    @property
+    def free_mb(self) -> int:
+        return self.total_mb - self.used_mb
+
+    def fits_somewhere(self, memory_mb: int) -> bool:
+        return self._top * self.min_alloc_mb >= memory_mb
+
+    def find(self, memory_mb: int) -> Node | None:
+        """The node with the most free memory, if the (normalised) request fits there."""
+        if self._top * self.min_alloc_mb < memory_mb:
+            return None
+        return next(iter(self._buckets[self._top]))
+
+    def allocate(self, node: Node, memory_mb: int, vcores: int) -> None:
+        self._account()
+        node.free_mb -= memory_mb
+        node.free_vcores -= vcores
+        node.containers += 1
+        self.used_mb += memory_mb
+        self.used_vcores += vcores
+        self.containers += 1
+        self._rebucket(node)
+
+    def release(self, node: Node, memory_mb: int, vcores: int) -> None:
+        self._account()
+        node.free_mb += memory_mb
+        node.free_vcores += vcores
+        node.containers -= 1
+        self.used_mb -= memory_mb
+        self.used_vcores -= vcores
+        self.containers -= 1
+        self._rebucket(node)
+
+    def account_until_now(self) -> None:
+        self._account()
+
+    def start_task(self, node: Node, work_s: float, cpu: float, disk: float, payload: Any) -> None:
+        """Run a task needing ``work_s`` seconds at full speed on ``node``; ``on_task_done(node,
+        payload)`` is called when it finishes."""
+        self._advance(node)
+        node.cpu_sum += cpu
+        node.disk_sum += disk
+        self._seq += 1
+        heapq.heappush(node.tasks, (node.work + work_s, self._seq, cpu, disk, payload))
+        self._reschedule(node)
+
+    def _account(self) -> None:
+        now = self.engine.now
+        self.memory_seconds += self.used_mb * (now - self._last_t)
+        self._last_t = now
+
+    def _rebucket(self, node: Node) -> None:
+        units = node.free_mb // self.min_alloc_mb
+        if units == node.bucket:
+            return
+        buckets = self._buckets
+        del buckets[node.bucket][node]
+        buckets[units][node] = None
+        node.bucket = units
+        if units > self._top:
+            self._top = units
+        else:
+            top = self._top
+            while top > 0 and not buckets[top]:
+                top -= 1
+            self._top = top
+
+    def _advance(self, node: Node) -> None:
+        now = self.engine.now
+        node.work += node.rate * (now - node.last_t)
+        node.last_t = now
+
+    def _reschedule(self, node: Node) -> None:
+        rate = 1.0
+        if node.cpu_sum > node.cpu:
+            rate = node.cpu / node.cpu_sum
+        if node.disk_sum > node.disk:
+            rate = min(rate, node.disk / node.disk_sum)
+        node.rate = rate
+        if not node.tasks:
+            node.next_t = -1.0
+            return
+        next_t = self.engine.now + (node.tasks[0][0] - node.work) / rate
+        if next_t == node.next_t:
+            return
+        node.next_t = next_t
+        node.version += 1
+        self.engine.at(next_t, self._on_node_event, (node, node.version))
+
+    def _on_node_event(self, arg: tuple[Node, int]) -> None:
+        node, version = arg
+        if version != node.version:
+            return
+        self._advance(node)
+        tasks = node.tasks
+        limit = node.work + _EPS
+        done = []
+        while tasks and tasks[0][0] <= limit:
+            _, _, cpu, disk, payload = heapq.heappop(tasks)
+            node.cpu_sum -= cpu
+            node.disk_sum -= disk
+            done.append(payload)
+        if not tasks:
+            node.cpu_sum = node.disk_sum = 0.0
+        node.next_t = -1.0
+        self._reschedule(node)
+        for payload in done:
+            self._on_task_done(node, payload)

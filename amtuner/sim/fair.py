@@ -1,0 +1,738 @@
+"""FairScheduler semantics: allocation file, fair shares, maxAMShare, maxRunningApps, ordering.
+
+Rules from yarn-facts §2 (Hadoop 2.9+/3.x): the AM check happens when the AM container is placed,
+against maxAMShare × the queue's instantaneous fair share, with the zero-fair-share fallback and
+-1 disabling it; maxRunningApps is enforced from the leaf up to root, where queueMaxAppsDefault
+applies too (the root pitfall). The arithmetic is in module-level functions of plain values.
+
+Not modelled: preemption (off by default in FS too), queue placement rules (jobs name their queue;
+an unknown queue is created as a leaf, as the default ``specified`` rule does), ACLs,
+reservations, maxChildResources. Leaves compete in one flat round (needy first, then
+usage/weight), which equals FS's recursive comparison when all leaves share one parent.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from xml.etree.ElementTree import Element
+
+from amtuner.model import SchedulerKind
+from amtuner.sim.cluster import Cluster, Node
+from amtuner.sim.jobs import App
+from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, SchedulerConfigError, parse_xml
+from amtuner.sim.view import QueueView, Res
+
+UNLIMITED = 2**31 - 1
+"""Integer.MAX_VALUE, what the RM shows for no limit on running apps."""
+POLICIES = ("fair", "fifo", "drf")
+
+
+# --- arithmetic ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceSpec:
+    """A minResources/maxResources value; percentages resolve against the cluster."""
+
+    memory_mb: float | None = None
+    vcores: float | None = None
+    memory_pct: float | None = None
+    vcores_pct: float | None = None
+
+    def resolve(self, total_mb: int, total_vcores: int, unset: int) -> tuple[int, int]:
+        def one(absolute: float | None, pct: float | None, total: int) -> int:
+            if absolute is not None:
+                return int(absolute)
+            if pct is not None:
+                return int(total * pct / 100.0)
+            return unset
+
+        return (
+            one(self.memory_mb, self.memory_pct, total_mb),
+            one(self.vcores, self.vcores_pct, total_vcores),
+        )
+
+
+_OLD_STYLE = re.compile(r"^\s*(?P<v>[0-9.]+)\s*(?P<u>mb|vcores)\s*$", re.IGNORECASE)
+_PCT = re.compile(r"^\s*(?P<v>[0-9.]+)\s*%\s*(?P<u>memory|cpu)?\s*$", re.IGNORECASE)
+
+
+def parse_resource(text: str, where: str) -> ResourceSpec:
+    """The three documented syntaxes: ``"1024 mb, 2 vcores"``, ``"50%"`` /
+    ``"40% memory, 60% cpu"`` and ``"vcores=2, memory-mb=1024"`` (values may end in %)."""
+    raw = text.strip()
+    bad = SchedulerConfigError(f"{where}: cannot parse resource value {text!r}")
+    if "=" in raw:
+        out: dict[str, float] = {}
+        for part in raw.split(","):
+            key, _, value = part.partition("=")
+            key, value = key.strip().lower(), value.strip()
+            if key not in ("memory-mb", "vcores") or not value:
+                raise bad
+            pct = value.endswith("%")
+            try:
+                number = float(value.rstrip("%").strip())
+            except ValueError:
+                raise bad from None
+            out[("p" if pct else "a") + key] = number
+        return ResourceSpec(
+            memory_mb=out.get("amemory-mb"),
+            vcores=out.get("avcores"),
+            memory_pct=out.get("pmemory-mb"),
+            vcores_pct=out.get("pvcores"),
+        )
+    parts = [p for p in raw.split(",") if p.strip()]
+    if "%" in raw:
+        if len(parts) == 1:
+            m = _PCT.match(parts[0])
+            if not m or m["u"]:
+                raise bad
+            v = float(m["v"])
+            return ResourceSpec(memory_pct=v, vcores_pct=v)
+        pcts: dict[str, float] = {}
+        for part in parts:
+            m = _PCT.match(part)
+            if not m or not m["u"]:
+                raise bad
+            pcts[m["u"].lower()] = float(m["v"])
+        if set(pcts) != {"memory", "cpu"}:
+            raise bad
+        return ResourceSpec(memory_pct=pcts["memory"], vcores_pct=pcts["cpu"])
+    olds: dict[str, float] = {}
+    for part in parts:
+        m = _OLD_STYLE.match(part)
+        if not m:
+            raise bad
+        olds[m["u"].lower()] = float(m["v"])
+    if set(olds) != {"mb", "vcores"}:
+        raise bad
+    return ResourceSpec(memory_mb=olds["mb"], vcores=olds["vcores"])
+
+
+def compute_fair_shares(total: int, queues: Sequence[tuple[float, int, int]]) -> list[int]:
+    """Water-filling of ``total`` among (weight, min share, max share): every queue gets
+    clamp(weight × R, min, max) for the R that uses it all (or all reach their max); a binary
+    search on R as ``ComputeFairShares`` does."""
+    if not queues:
+        return []
+    total = min(total, sum(mx for _, _, mx in queues))
+
+    def used(ratio: float) -> float:
+        return sum(min(max(w * ratio, mn), mx) for w, mn, mx in queues)
+
+    hi = 1.0
+    while used(hi) < total and hi < 1e18:
+        hi *= 2.0
+    lo = 0.0
+    for _ in range(60):
+        mid = (lo + hi) / 2.0
+        if used(mid) < total:
+            lo = mid
+        else:
+            hi = mid
+    return [int(min(max(w * hi, mn), mx)) for w, mn, mx in queues]
+
+
+def max_am_resource(
+    fair_share: tuple[int, int],
+    max_share: tuple[int, int],
+    available: tuple[int, int],
+    max_am_share: float,
+) -> tuple[int, int]:
+    """maxAMShare × fair share, rounded up; a zero fair share in a resource is replaced by
+    min(what the cluster has free, the queue's max share) (``computeMaxAMResource``)."""
+    mem, vc = fair_share
+    if mem == 0:
+        mem = min(available[0], max_share[0])
+    if vc == 0:
+        vc = min(available[1], max_share[1])
+    return math.ceil(mem * max_am_share), math.ceil(vc * max_am_share)
+
+
+def can_run_am(
+    am_used: tuple[int, int], am: tuple[int, int], limit: tuple[int, int], max_am_share: float
+) -> bool:
+    if abs(max_am_share + 1.0) < 0.0001:
+        return True
+    return am_used[0] + am[0] <= limit[0] and am_used[1] + am[1] <= limit[1]
+
+
+# --- allocation file -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FSQueueConf:
+    path: str
+    children: tuple[str, ...] = ()
+    parent_type: bool = False
+    weight: float = 1.0
+    min_resources: ResourceSpec | None = None
+    max_resources: ResourceSpec | None = None
+    max_running_apps: int | None = None
+    max_am_share: float | None = None
+    policy: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FSConf:
+    queues: tuple[FSQueueConf, ...]
+    """Pre-order, root first."""
+    queue_max_am_share_default: float = FS_DEFAULT_AM_SHARE
+    queue_max_apps_default: int = UNLIMITED
+    user_max_apps_default: int = UNLIMITED
+    user_max_apps: dict[str, int] = field(default_factory=dict)
+    default_policy: str = "fair"
+    queue_max_resources_default: ResourceSpec | None = None
+
+
+def _text(el: Element, where: str) -> str:
+    text = (el.text or "").strip()
+    if not text:
+        raise SchedulerConfigError(f"{where}: <{el.tag}> is empty")
+    return text
+
+
+def _num(el: Element, where: str, cast: Callable[[str], float] = float) -> float:
+    try:
+        return cast(_text(el, where))
+    except ValueError:
+        raise SchedulerConfigError(f"{where}: <{el.tag}> {el.text!r} is not a number") from None
+
+
+def _policy(el: Element, where: str) -> str:
+    value = _text(el, where).lower()
+    if value not in POLICIES:
+        raise SchedulerConfigError(f"{where}: <{el.tag}> {value!r} is not one of {POLICIES}")
+    return value
+
+
+def parse_allocation_file(data: bytes) -> FSConf:
+    root = parse_xml(data, "allocation file")
+    if root.tag != "allocations":
+        raise SchedulerConfigError(
+            "Bad fair scheduler config file: top-level element not <allocations>"
+        )
+    queues: list[FSQueueConf] = []
+    top = [el for el in root if el.tag in ("queue", "pool")]
+    declared_root = len(top) == 1 and top[0].get("name") == "root"
+    if any(el.get("name") == "root" for el in top) and not declared_root:
+        raise SchedulerConfigError("allocation file: root must be the only top-level queue")
+
+    def queue(el: Element | None, path: str) -> None:
+        kwargs: dict[str, object] = {}
+        subs: list[Element] = []
+        for child in el if el is not None else []:
+            where = f"queue {path}"
+            tag = child.tag
+            if tag in ("queue", "pool"):
+                subs.append(child)
+            elif tag == "weight":
+                kwargs["weight"] = _num(child, where)
+            elif tag == "minResources":
+                kwargs["min_resources"] = parse_resource(_text(child, where), where)
+            elif tag == "maxResources":
+                kwargs["max_resources"] = parse_resource(_text(child, where), where)
+            elif tag == "maxRunningApps":
+                kwargs["max_running_apps"] = int(_num(child, where, int))
+            elif tag == "maxAMShare":
+                kwargs["max_am_share"] = min(_num(child, where), 1.0)
+            elif tag in ("schedulingPolicy", "schedulingMode"):
+                kwargs["policy"] = _policy(child, where)
+        names = []
+        for sub in subs:
+            name = (sub.get("name") or "").strip()
+            if not name or "." in name:
+                raise SchedulerConfigError(
+                    f"queue under {path}: name {name!r} is empty or contains '.'"
+                )
+            names.append(f"{path}.{name}")
+        is_parent = bool(subs) or (el is not None and el.get("type") == "parent")
+        queues.append(
+            FSQueueConf(
+                path=path,
+                children=tuple(names),
+                parent_type=is_parent or path == "root",
+                **kwargs,  # type: ignore[arg-type]
+            )
+        )
+        for sub, name in zip(subs, names, strict=True):
+            queue(sub, name)
+
+    if declared_root:
+        queue(top[0], "root")
+    else:
+        fake = Element("queue", {"name": "root"})
+        fake.extend(top)
+        queue(fake, "root")
+
+    conf: dict[str, object] = {}
+    user_max: dict[str, int] = {}
+    for el in root:
+        where = "allocations"
+        if el.tag == "queueMaxAMShareDefault":
+            conf["queue_max_am_share_default"] = min(_num(el, where), 1.0)
+        elif el.tag == "queueMaxAppsDefault":
+            conf["queue_max_apps_default"] = int(_num(el, where, int))
+        elif el.tag == "userMaxAppsDefault":
+            conf["user_max_apps_default"] = int(_num(el, where, int))
+        elif el.tag == "queueMaxResourcesDefault":
+            conf["queue_max_resources_default"] = parse_resource(_text(el, where), where)
+        elif el.tag in ("defaultQueueSchedulingPolicy", "defaultQueueSchedulingMode"):
+            policy = _policy(el, where)
+            if policy == "fifo":
+                raise SchedulerConfigError(
+                    "defaultQueueSchedulingPolicy or defaultQueueSchedulingMode can't be FIFO"
+                )
+            conf["default_policy"] = policy
+        elif el.tag == "user":
+            limit = el.find("maxRunningApps")
+            if limit is not None:
+                user_max[el.get("name", "")] = int(_num(limit, f"user {el.get('name')}", int))
+    return FSConf(tuple(queues), user_max_apps=user_max, **conf)  # type: ignore[arg-type]
+
+
+# --- runtime ---------------------------------------------------------------------------------
+
+
+class FSQueue:
+    __slots__ = (
+        "allocated_containers",
+        "am_limit",
+        "am_used_mb",
+        "am_used_vcores",
+        "conf",
+        "fair_mb",
+        "fair_vcores",
+        "heap",
+        "is_leaf",
+        "max_am_share",
+        "max_mb",
+        "max_running",
+        "max_vcores",
+        "min_mb",
+        "min_vcores",
+        "nonrunnable",
+        "parent",
+        "pending_containers",
+        "pending_mb",
+        "policy",
+        "runnable",
+        "steady_mb",
+        "steady_vcores",
+        "used_mb",
+        "used_vcores",
+        "with_am",
+    )
+
+    def __init__(self, conf: FSQueueConf, parent: FSQueue | None) -> None:
+        self.conf = conf
+        self.parent = parent
+        self.is_leaf = not conf.parent_type
+        self.used_mb = self.used_vcores = 0
+        self.allocated_containers = self.pending_containers = self.pending_mb = 0
+        self.am_used_mb = self.am_used_vcores = 0
+        self.am_limit = (0, 0)
+        self.fair_mb = self.fair_vcores = self.steady_mb = self.steady_vcores = 0
+        self.runnable = 0
+        """Runnable apps in this queue and below (what maxRunningApps counts)."""
+        self.with_am = 0
+        self.nonrunnable: list[App] = []
+        self.heap: list[tuple[float, int, int, App]] = []
+        """Runnable apps wanting a container: (policy key, submission, version, app)."""
+        self.max_am_share = FS_DEFAULT_AM_SHARE
+        self.max_running = UNLIMITED
+        self.min_mb = self.min_vcores = 0
+        self.max_mb = self.max_vcores = UNLIMITED
+        self.policy = "fair"
+
+
+class FairScheduler:
+    kind = SchedulerKind.FAIR
+
+    def __init__(self, data: bytes, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.conf = parse_allocation_file(data)
+        self.data = data
+        self.queues: dict[str, FSQueue] = {}
+        self.user_runnable: dict[str, int] = {}
+        self._nonrunnable = 0
+        self._shares_dirty = True
+        self._build(self.conf, {})
+
+    @property
+    def global_am_share(self) -> float:
+        return self.conf.queue_max_am_share_default
+
+    def _apply_settings(self, q: FSQueue) -> None:
+        c, conf = q.conf, self.conf
+        total_mb, total_vc = self.cluster.total_mb, self.cluster.total_vcores
+        q.max_am_share = (
+            c.max_am_share if c.max_am_share is not None else (conf.queue_max_am_share_default)
+        )
+        q.max_running = (
+            c.max_running_apps if c.max_running_apps is not None else conf.queue_max_apps_default
+        )
+        q.min_mb, q.min_vcores = (c.min_resources or ResourceSpec()).resolve(total_mb, total_vc, 0)
+        max_spec = c.max_resources or conf.queue_max_resources_default or ResourceSpec()
+        q.max_mb, q.max_vcores = max_spec.resolve(total_mb, total_vc, UNLIMITED)
+        q.max_mb, q.max_vcores = min(q.max_mb, total_mb), min(q.max_vcores, total_vc)
+        q.policy = c.policy or conf.default_policy
+
+    def _build(self, conf: FSConf, old: dict[str, FSQueue]) -> None:
+        queues: dict[str, FSQueue] = {}
+        for qc in conf.queues:
+            parent = queues.get(qc.path.rsplit(".", 1)[0]) if qc.path != "root" else None
+            reused = old.get(qc.path)
+            if reused is not None and reused.is_leaf and not qc.parent_type:
+                reused.conf, reused.parent = qc, parent
+                queues[qc.path] = reused
+            else:
+                queues[qc.path] = FSQueue(qc, parent)
+        for path, q in old.items():
+            if not q.is_leaf or path in queues:
+                continue
+            busy = q.runnable or q.nonrunnable
+            parent_path = path.rsplit(".", 1)[0]
+            parent = queues.get(parent_path)
+            if busy and (parent is None or parent.is_leaf):
+                raise SchedulerConfigError(
+                    f"queue {path} has applications and its parent {parent_path} is gone"
+                )
+            if busy:
+                q.conf = FSQueueConf(path=path)
+                q.parent = parent
+                queues[path] = q
+        for q in queues.values():
+            if not q.is_leaf:
+                q.used_mb = q.used_vcores = q.allocated_containers = q.runnable = 0
+        for q in queues.values():
+            if q.is_leaf:
+                p = q.parent
+                while p is not None:
+                    p.used_mb += q.used_mb
+                    p.used_vcores += q.used_vcores
+                    p.allocated_containers += q.allocated_containers
+                    p.runnable += q.runnable
+                    p = p.parent
+        self.conf = conf
+        self.queues = queues
+        for q in queues.values():
+            self._apply_settings(q)
+        self.leaves = [q for q in queues.values() if q.is_leaf]
+        self._shares_dirty = True
+
+    def reload(self, data: bytes) -> None:
+        conf = parse_allocation_file(data)
+        self._build(conf, self.queues)
+        self.data = data
+        self._promote_nonrunnable()
+
+    # queues and fair shares
+
+    def _leaf_for(self, name: str) -> FSQueue | None:
+        path = name if name == "root" or name.startswith("root.") else f"root.{name}"
+        q = self.queues.get(path)
+        if q is not None:
+            return q if q.is_leaf else None
+        parent_path, _, leaf = path.rpartition(".")
+        parent = self._leaf_for_parent(parent_path)
+        if parent is None or not leaf:
+            return None
+        q = FSQueue(FSQueueConf(path=path), parent)
+        self._apply_settings(q)
+        self.queues[path] = q
+        self.leaves.append(q)
+        parent.conf = replace(parent.conf, children=(*parent.conf.children, path))
+        return q
+
+    def _leaf_for_parent(self, path: str) -> FSQueue | None:
+        q = self.queues.get(path)
+        if q is not None:
+            return None if q.is_leaf else q
+        grand, _, name = path.rpartition(".")
+        gp = self._leaf_for_parent(grand) if grand else None
+        if gp is None or not name:
+            return None
+        q = FSQueue(FSQueueConf(path=path, parent_type=True), gp)
+        self._apply_settings(q)
+        self.queues[path] = q
+        gp.conf = replace(gp.conf, children=(*gp.conf.children, path))
+        return q
+
+    def _update_shares(self) -> None:
+        """Instantaneous fair shares among active queues (those with runnable apps), top down;
+        steady shares the same among all queues."""
+        cluster = self.cluster
+        root = self.queues["root"]
+        root.fair_mb, root.fair_vcores = cluster.total_mb, cluster.total_vcores
+        root.steady_mb, root.steady_vcores = root.fair_mb, root.fair_vcores
+        children: dict[str, list[FSQueue]] = {}
+        for q in self.queues.values():
+            if q.parent is not None:
+                children.setdefault(q.parent.conf.path, []).append(q)
+        for q in self.queues.values():
+            kids = children.get(q.conf.path, [])
+            if not kids:
+                continue
+            active = [k for k in kids if k.runnable > 0]
+            for k in kids:
+                k.fair_mb = k.fair_vcores = 0
+            mems = compute_fair_shares(
+                q.fair_mb, [(k.conf.weight, k.min_mb, k.max_mb) for k in active]
+            )
+            vcs = compute_fair_shares(
+                q.fair_vcores, [(k.conf.weight, k.min_vcores, k.max_vcores) for k in active]
+            )
+            for k, m, v in zip(active, mems, vcs, strict=True):
+                k.fair_mb, k.fair_vcores = m, v
+            mems = compute_fair_shares(
+                q.steady_mb, [(k.conf.weight, k.min_mb, k.max_mb) for k in kids]
+            )
+            vcs = compute_fair_shares(
+                q.steady_vcores, [(k.conf.weight, k.min_vcores, k.max_vcores) for k in kids]
+            )
+            for k, m, v in zip(kids, mems, vcs, strict=True):
+                k.steady_mb, k.steady_vcores = m, v
+        self._shares_dirty = False
+
+    # runnability (maxRunningApps)
+
+    def _can_be_runnable(self, leaf: FSQueue, user: str) -> bool:
+        user_max = self.conf.user_max_apps.get(user, self.conf.user_max_apps_default)
+        if self.user_runnable.get(user, 0) >= user_max:
+            return False
+        q: FSQueue | None = leaf
+        while q is not None:
+            if q.runnable >= q.max_running:
+                return False
+            q = q.parent
+        return True
+
+    def _make_runnable(self, leaf: FSQueue, app: App) -> None:
+        user = app.spec.user
+        self.user_runnable[user] = self.user_runnable.get(user, 0) + 1
+        if leaf.runnable == 0:
+            self._shares_dirty = True
+        q: FSQueue | None = leaf
+        while q is not None:
+            q.runnable += 1
+            q = q.parent
+        leaf.pending_containers += 1
+        leaf.pending_mb += app.am_memory_mb
+        self._push(leaf, app)
+
+    def _promote_nonrunnable(self) -> None:
+        """Make waiting apps runnable in submission order while the limits allow."""
+        if not self._nonrunnable:
+            return
+        waiting = sorted(
+            (a for leaf in self.leaves for a in leaf.nonrunnable), key=lambda a: a.index
+        )
+        promoted: set[int] = set()
+        for app in waiting:
+            root = self.queues["root"]
+            if root.runnable >= root.max_running:
+                break
+            leaf: FSQueue = app.leaf  # type: ignore[assignment]
+            if self._can_be_runnable(leaf, app.spec.user):
+                promoted.add(app.index)
+                self._nonrunnable -= 1
+                self._make_runnable(leaf, app)
+        if promoted:
+            for leaf in self.leaves:
+                leaf.nonrunnable = [a for a in leaf.nonrunnable if a.index not in promoted]
+
+    # app life cycle
+
+    def submit(self, app: App) -> bool:
+        leaf = self._leaf_for(app.spec.queue)
+        if leaf is None:
+            return False
+        app.leaf = leaf
+        if self._can_be_runnable(leaf, app.spec.user):
+            self._make_runnable(leaf, app)
+        else:
+            leaf.nonrunnable.append(app)
+            self._nonrunnable += 1
+        return True
+
+    def _key(self, leaf: FSQueue, app: App) -> float:
+        if leaf.policy == "fifo":
+            return 0.0
+        if leaf.policy == "drf":
+            return max(
+                app.used_mb / self.cluster.total_mb, app.used_vcores / self.cluster.total_vcores
+            )
+        return float(app.used_mb)
+
+    def _push(self, leaf: FSQueue, app: App) -> None:
+        app.hver += 1
+        app.in_heap = True
+        heapq.heappush(leaf.heap, (self._key(leaf, app), app.index, app.hver, app))
+
+    def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
+        leaf: FSQueue = app.leaf  # type: ignore[assignment]
+        leaf.pending_containers += containers
+        leaf.pending_mb += memory_mb
+        if not app.in_heap:
+            self._push(leaf, app)
+
+    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
+        leaf: FSQueue = app.leaf  # type: ignore[assignment]
+        leaf.pending_containers -= 1
+        leaf.pending_mb -= memory_mb
+        if is_am:
+            leaf.am_used_mb += memory_mb
+            leaf.am_used_vcores += vcores
+            leaf.with_am += 1
+        q: FSQueue | None = leaf
+        while q is not None:
+            q.used_mb += memory_mb
+            q.used_vcores += vcores
+            q.allocated_containers += 1
+            q = q.parent
+
+    def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
+        leaf: FSQueue = app.leaf  # type: ignore[assignment]
+        q: FSQueue | None = leaf
+        while q is not None:
+            q.used_mb -= memory_mb
+            q.used_vcores -= vcores
+            q.allocated_containers -= 1
+            q = q.parent
+        if app.in_heap and leaf.policy != "fifo":
+            self._push(leaf, app)
+
+    def app_finished(self, app: App) -> None:
+        leaf: FSQueue = app.leaf  # type: ignore[assignment]
+        leaf.am_used_mb -= app.am_memory_mb
+        leaf.am_used_vcores -= app.am_vcores
+        leaf.with_am -= 1
+        self.user_runnable[app.spec.user] -= 1
+        q: FSQueue | None = leaf
+        while q is not None:
+            q.runnable -= 1
+            q = q.parent
+        if leaf.runnable == 0:
+            self._shares_dirty = True
+        self._promote_nonrunnable()
+
+    # allocation
+
+    def _pick_leaf(self, blocked: set[int]) -> FSQueue | None:
+        """FairSharePolicy's order: needy (below min share) first by usage/min share, then the
+        lowest usage/weight; ties by configuration order."""
+        best: FSQueue | None = None
+        best_key: tuple[int, float] = (2, 0.0)
+        for leaf in self.leaves:
+            if not leaf.heap or id(leaf) in blocked:
+                continue
+            demand = leaf.used_mb + leaf.pending_mb
+            min_share = min(leaf.min_mb, demand)
+            if leaf.used_mb < min_share:
+                key = (0, leaf.used_mb / min_share)
+            else:
+                weight = leaf.conf.weight
+                key = (1, leaf.used_mb / weight if weight > 0 else math.inf)
+            if key < best_key:
+                best, best_key = leaf, key
+        return best
+
+    def _fits_max(self, leaf: FSQueue, mem: int, vc: int) -> bool:
+        q: FSQueue | None = leaf
+        while q is not None:
+            if q.used_mb + mem > q.max_mb or q.used_vcores + vc > q.max_vcores:
+                return False
+            q = q.parent
+        return True
+
+    def am_allowed(self, leaf: FSQueue, app: App) -> bool:
+        """``canRunAppAM``: records the limit it computed, as the RM's metrics do."""
+        if self._shares_dirty:
+            self._update_shares()
+        cluster = self.cluster
+        limit = max_am_resource(
+            (leaf.fair_mb, leaf.fair_vcores),
+            (leaf.max_mb, leaf.max_vcores),
+            (cluster.free_mb, cluster.total_vcores - cluster.used_vcores),
+            leaf.max_am_share,
+        )
+        leaf.am_limit = limit
+        return can_run_am(
+            (leaf.am_used_mb, leaf.am_used_vcores),
+            (app.am_memory_mb, app.am_vcores),
+            limit,
+            leaf.max_am_share,
+        )
+
+    def assign(self, launch: Callable[[App, Node], None]) -> None:
+        if self._shares_dirty:
+            self._update_shares()
+        cluster = self.cluster
+        min_alloc = cluster.min_alloc_mb
+        blocked: set[int] = set()
+        skipped: list[tuple[FSQueue, App]] = []
+        while cluster.fits_somewhere(min_alloc):
+            leaf = self._pick_leaf(blocked)
+            if leaf is None:
+                break
+            _, _, version, app = heapq.heappop(leaf.heap)
+            if version != app.hver:
+                continue
+            if not app.wants_container:
+                app.in_heap = False
+                continue
+            mem, vc = app.next_request()
+            if not self._fits_max(leaf, mem, vc):
+                heapq.heappush(leaf.heap, (self._key(leaf, app), app.index, app.hver, app))
+                blocked.add(id(leaf))
+                continue
+            node = cluster.find(mem)
+            if node is None or (app.am_node is None and not self.am_allowed(leaf, app)):
+                skipped.append((leaf, app))
+                continue
+            launch(app, node)
+            if app.wants_container:
+                self._push(leaf, app)
+            else:
+                app.in_heap = False
+        for leaf, app in skipped:
+            self._push(leaf, app)
+
+    # view
+
+    def queue_views(self) -> tuple[QueueView, ...]:
+        if self._shares_dirty:
+            self._update_shares()
+        views = []
+        for q in self.queues.values():
+            c = q.conf
+            pending_apps = q.runnable - q.with_am + len(q.nonrunnable) if q.is_leaf else 0
+            views.append(
+                QueueView(
+                    path=c.path,
+                    is_leaf=q.is_leaf,
+                    children=c.children,
+                    used=Res(q.used_mb, q.used_vcores),
+                    am_used=Res(q.am_used_mb, q.am_used_vcores),
+                    am_limit=Res(*q.am_limit),
+                    num_pending_apps=pending_apps,
+                    num_active_apps=q.with_am if q.is_leaf else 0,
+                    max_apps=q.max_running,
+                    pending_containers=q.pending_containers,
+                    allocated_containers=q.allocated_containers,
+                    max_am_percent=q.max_am_share,
+                    weight=c.weight,
+                    min_resources=Res(q.min_mb, q.min_vcores),
+                    max_resources=Res(q.max_mb, q.max_vcores),
+                    fair_share=Res(q.fair_mb, q.fair_vcores),
+                    steady_fair_share=Res(q.steady_mb, q.steady_vcores),
+                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores),
+                    scheduling_policy=q.policy,
+                )
+            )
+        return tuple(views)

@@ -1,0 +1,300 @@
+"""The MapReduce job model: what one application does between submission and finish.
+
+An app holds its AM container for its whole life. After ``am_startup_s`` the AM asks for its maps;
+once ``slowstart`` of the maps are done it asks for its reduces, which hold their containers
+without running until the last map is done. When every task is done the AM tears down for
+``am_teardown_s`` and releases its container. Pending requests are a few `Unit`s with a count;
+only running containers have a record each (a heap entry on their node).
+
+Simplification: the AM does not preempt its own held reduces when its maps starve (Hadoop's
+``preemptReducesIfNeeded``); a queue filled by AMs and held reduces waits, as in over-allocation.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import Protocol
+
+from amtuner.model import SchedulerKind
+from amtuner.sim.cluster import Cluster, Node, normalise_up
+from amtuner.sim.engine import Engine
+from amtuner.sim.spec import JobSpec, TaskGroup
+from amtuner.sim.view import AppState
+
+DURATION_JITTER = 0.1
+"""Each task's duration is drawn uniformly within ±10 % of its profile value, so that tasks of
+one job do not finish in lock-step (real tasks never do)."""
+
+
+class Unit:
+    """Identical pending task requests of one app: one record, a count."""
+
+    __slots__ = ("count", "group", "is_map", "memory_mb", "vcores")
+
+    def __init__(self, group: TaskGroup, memory_mb: int) -> None:
+        self.group = group
+        self.is_map = group.kind == "map"
+        self.count = group.count
+        self.memory_mb = memory_mb
+        self.vcores = group.vcores
+
+
+class App:
+    __slots__ = (
+        "am_memory_mb",
+        "am_node",
+        "am_vcores",
+        "app_id",
+        "finished_s",
+        "held_reduces",
+        "hver",
+        "in_heap",
+        "index",
+        "leaf",
+        "maps_done",
+        "maps_total",
+        "pending",
+        "pending_containers",
+        "pending_mb",
+        "reduces_done",
+        "reduces_requested",
+        "reduces_total",
+        "running_containers",
+        "spec",
+        "started_s",
+        "state",
+        "used_mb",
+        "used_vcores",
+    )
+
+    def __init__(self, index: int, app_id: str, spec: JobSpec, min_alloc_mb: int) -> None:
+        self.index = index
+        """Submission order; FIFO ordering and tie-breaks use it."""
+        self.app_id = app_id
+        self.spec = spec
+        self.leaf: object = None
+        """The scheduler's leaf-queue record this app sits in."""
+        self.state: AppState = "NEW"
+        self.am_memory_mb = normalise_up(spec.am_memory_mb, min_alloc_mb)
+        self.am_vcores = max(1, spec.am_vcores)
+        self.am_node: Node | None = None
+        self.started_s: float | None = None
+        self.finished_s: float | None = None
+        self.pending: list[Unit] = []
+        self.pending_containers = 0
+        self.pending_mb = 0
+        self.maps_total = sum(g.count for g in spec.maps)
+        self.reduces_total = sum(g.count for g in spec.reduces)
+        self.maps_done = 0
+        self.reduces_done = 0
+        self.reduces_requested = False
+        self.held_reduces: list[tuple[Node, float, float, float, int, int]] = []
+        self.used_mb = 0
+        self.used_vcores = 0
+        self.running_containers = 0
+        self.hver = 0
+        """Version of this app's entry in its queue's ordering heap (stale entries are skipped)."""
+        self.in_heap = False
+
+    def next_request(self) -> tuple[int, int]:
+        """(memory, vcores) of the container this app wants next; only called when it wants one."""
+        if self.am_node is None:
+            return self.am_memory_mb, self.am_vcores
+        unit = self.pending[0]
+        return unit.memory_mb, unit.vcores
+
+    @property
+    def wants_container(self) -> bool:
+        return self.am_node is None or bool(self.pending)
+
+    @property
+    def progress(self) -> float:
+        total = self.maps_total + self.reduces_total
+        if self.state == "FINISHED":
+            return 100.0
+        if total == 0:
+            return 0.0
+        return 100.0 * (self.maps_done + self.reduces_done) / total
+
+
+class Scheduler(Protocol):
+    """What the job model needs from a scheduler (CapacityScheduler or FairScheduler)."""
+
+    kind: SchedulerKind
+
+    def submit(self, app: App) -> bool:
+        """Accept (True) or reject (False) a new app; an accepted app waits for its AM."""
+        ...
+
+    def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
+        """The app asks for ``containers`` more task containers, ``memory_mb`` in all."""
+        ...
+
+    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None: ...
+
+    def on_released(self, app: App, memory_mb: int, vcores: int) -> None: ...
+
+    def app_finished(self, app: App) -> None: ...
+
+    def assign(self, launch: Callable[[App, Node], None]) -> None:
+        """One scheduling pass: place containers while anything can be placed."""
+        ...
+
+
+class Runtime:
+    """Drives apps through their life on an engine, a cluster and a scheduler."""
+
+    def __init__(
+        self,
+        engine: Engine,
+        cluster: Cluster,
+        scheduler: Scheduler,
+        apps: list[App],
+        rng: random.Random,
+    ) -> None:
+        self.engine = engine
+        self.cluster = cluster
+        self.scheduler = scheduler
+        self.apps = apps
+        self.rng = rng
+        self.unfinished = len(apps)
+        self.apps_submitted = 0
+        self.apps_pending = 0
+        self.apps_running = 0
+        self.apps_completed = 0
+        self.apps_failed = 0
+        self.containers_pending = 0
+        self._pass_due = False
+        for app in apps:
+            engine.at(app.spec.submit_s, self._submit, app)
+
+    def mark_dirty(self) -> None:
+        """Something may now be placeable: run one scheduling pass at the current time."""
+        if not self._pass_due:
+            self._pass_due = True
+            self.engine.after(0.0, self._pass, None)
+
+    def _pass(self, _: object) -> None:
+        self._pass_due = False
+        self.scheduler.assign(self.launch)
+
+    def _submit(self, app: App) -> None:
+        self.apps_submitted += 1
+        app.state = "SUBMITTED"
+        if self.scheduler.submit(app):
+            app.state = "ACCEPTED"
+            self.apps_pending += 1
+            self.containers_pending += 1
+            self.mark_dirty()
+        else:
+            app.state = "FAILED"
+            app.finished_s = self.engine.now
+            self.apps_failed += 1
+            self._one_less()
+
+    def _one_less(self) -> None:
+        self.unfinished -= 1
+        if self.unfinished == 0:
+            self.engine.halted = True
+
+    def launch(self, app: App, node: Node) -> None:
+        """Give ``app`` the container it asks for next, on ``node``."""
+        now = self.engine.now
+        self.containers_pending -= 1
+        is_am = app.am_node is None
+        if is_am:
+            mem, vc = app.am_memory_mb, app.am_vcores
+            app.am_node = node
+            app.started_s = now
+            app.state = "RUNNING"
+            self.apps_pending -= 1
+            self.apps_running += 1
+            self.engine.after(app.spec.am_startup_s, self._am_ready, app)
+        else:
+            unit = app.pending[0]
+            unit.count -= 1
+            if unit.count == 0:
+                app.pending.pop(0)
+            mem, vc = unit.memory_mb, unit.vcores
+            app.pending_containers -= 1
+            app.pending_mb -= mem
+            group = unit.group
+            work = group.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
+            if unit.is_map or app.maps_done == app.maps_total:
+                payload = (app, unit.is_map, mem, vc)
+                self.cluster.start_task(node, work, group.cpu_cores, group.disk_mbps, payload)
+            else:
+                app.held_reduces.append((node, work, group.cpu_cores, group.disk_mbps, mem, vc))
+        app.used_mb += mem
+        app.used_vcores += vc
+        app.running_containers += 1
+        self.cluster.allocate(node, mem, vc)
+        self.scheduler.on_allocated(app, mem, vc, is_am)
+
+    def _request(self, app: App, groups: tuple[TaskGroup, ...]) -> None:
+        min_alloc = self.cluster.min_alloc_mb
+        added = added_mb = 0
+        for group in groups:
+            if group.count <= 0:
+                continue
+            unit = Unit(group, normalise_up(group.memory_mb, min_alloc))
+            app.pending.append(unit)
+            app.pending_containers += unit.count
+            app.pending_mb += unit.count * unit.memory_mb
+            added += unit.count
+            added_mb += unit.count * unit.memory_mb
+        if added == 0:
+            return
+        self.containers_pending += added
+        self.scheduler.add_demand(app, added, added_mb)
+        self.mark_dirty()
+
+    def _am_ready(self, app: App) -> None:
+        self._request(app, app.spec.maps)
+        self._maybe_request_reduces(app)
+        self._maybe_done(app)
+
+    def _maybe_request_reduces(self, app: App) -> None:
+        if app.reduces_requested or app.reduces_total == 0:
+            return
+        if app.maps_total == 0 or app.maps_done >= app.spec.slowstart * app.maps_total:
+            app.reduces_requested = True
+            self._request(app, app.spec.reduces)
+
+    def on_task_done(self, node: Node, payload: tuple[App, bool, int, int]) -> None:
+        app, is_map, mem, vc = payload
+        self._release(app, node, mem, vc)
+        if is_map:
+            app.maps_done += 1
+            self._maybe_request_reduces(app)
+            if app.maps_done == app.maps_total:
+                for held in app.held_reduces:
+                    rnode, work, cpu, disk, rmem, rvc = held
+                    self.cluster.start_task(rnode, work, cpu, disk, (app, False, rmem, rvc))
+                app.held_reduces.clear()
+        else:
+            app.reduces_done += 1
+        self._maybe_done(app)
+
+    def _maybe_done(self, app: App) -> None:
+        if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
+            self.engine.after(app.spec.am_teardown_s, self._finish, app)
+
+    def _release(self, app: App, node: Node, mem: int, vc: int) -> None:
+        app.used_mb -= mem
+        app.used_vcores -= vc
+        app.running_containers -= 1
+        self.cluster.release(node, mem, vc)
+        self.scheduler.on_released(app, mem, vc)
+        self.mark_dirty()
+
+    def _finish(self, app: App) -> None:
+        assert app.am_node is not None
+        self._release(app, app.am_node, app.am_memory_mb, app.am_vcores)
+        app.state = "FINISHED"
+        app.finished_s = self.engine.now
+        self.apps_running -= 1
+        self.apps_completed += 1
+        self.scheduler.app_finished(app)
+        self._one_less()

@@ -1,0 +1,144 @@
+"""Scheduler configuration files as the simulated RM reads and writes them.
+
+The simulation keeps the configuration as the bytes of a real ``capacity-scheduler.xml`` or
+``fair-scheduler.xml``, so the executor edits exactly what it would edit on a cluster.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from xml.sax.saxutils import escape
+
+from amtuner.model import SchedulerKind
+
+CS_PREFIX = "yarn.scheduler.capacity."
+CS_GLOBAL_AM_KEY = CS_PREFIX + "maximum-am-resource-percent"
+CS_DEFAULT_AM_PERCENT = 0.1
+FS_DEFAULT_AM_SHARE = 0.5
+
+
+class SchedulerConfigError(ValueError):
+    """The scheduler file cannot be used; the message names the element or key and why."""
+
+
+def parse_xml(data: bytes, what: str) -> ET.Element:
+    try:
+        return ET.fromstring(data)
+    except ET.ParseError as exc:
+        raise SchedulerConfigError(f"{what}: not well-formed XML: {exc}") from exc
+
+
+def parse_hadoop_properties(data: bytes) -> dict[str, str]:
+    """``<configuration><property><name>…</name><value>…</value></property>…`` as a dict;
+    a later property with the same name wins, as Hadoop's Configuration does."""
+    root = parse_xml(data, "capacity-scheduler.xml")
+    if root.tag != "configuration":
+        raise SchedulerConfigError(
+            f"capacity-scheduler.xml: top-level element is <{root.tag}>, not <configuration>"
+        )
+    props: dict[str, str] = {}
+    for prop in root.iter("property"):
+        name = prop.findtext("name")
+        if name is None or not name.strip():
+            raise SchedulerConfigError("capacity-scheduler.xml: a <property> has no <name>")
+        props[name.strip()] = (prop.findtext("value") or "").strip()
+    return props
+
+
+def _queue_tree(queues: Sequence[str]) -> dict[str, list[str]]:
+    """Parent path -> child names, from leaf paths (``root.a.b``), in first-seen order."""
+    tree: dict[str, list[str]] = {"root": []}
+    for leaf in queues:
+        parts = leaf.split(".")
+        if parts[0] != "root" or len(parts) < 2 or not all(parts):
+            raise SchedulerConfigError(f"queue {leaf!r}: expected a leaf path like root.default")
+        for depth in range(1, len(parts)):
+            parent = ".".join(parts[:depth])
+            children = tree.setdefault(parent, [])
+            if parts[depth] not in children:
+                children.append(parts[depth])
+    return tree
+
+
+def _equal_percentages(n: int) -> list[str]:
+    """n capacities that add up to exactly 100 as the scheduler sums them."""
+    share = round(100.0 / n, 3)
+    values = [share] * (n - 1) + [round(100.0 - share * (n - 1), 3)]
+    return [f"{v:g}" for v in values]
+
+
+def default_scheduler_config(
+    scheduler: SchedulerKind | str, queues: Sequence[str], am_share: float | None = None
+) -> bytes:
+    """A scheduler file giving ``queues`` equal shares; ``am_share`` sets the global AM share
+    (CS ``maximum-am-resource-percent``, FS ``queueMaxAMShareDefault``), else the default holds."""
+    kind = SchedulerKind(scheduler)
+    tree = _queue_tree(queues or ("root.default",))
+    if kind is SchedulerKind.CAPACITY:
+        props: list[tuple[str, str]] = []
+        if am_share is not None:
+            props.append((CS_GLOBAL_AM_KEY, f"{am_share:g}"))
+        for parent, children in tree.items():
+            props.append((f"{CS_PREFIX}{parent}.queues", ",".join(children)))
+            for child, pct in zip(children, _equal_percentages(len(children)), strict=True):
+                props.append((f"{CS_PREFIX}{parent}.{child}.capacity", pct))
+                props.append((f"{CS_PREFIX}{parent}.{child}.maximum-capacity", "100"))
+        lines = ['<?xml version="1.0"?>', "<configuration>"]
+        for name, value in props:
+            lines += [
+                "  <property>",
+                f"    <name>{escape(name)}</name>",
+                f"    <value>{escape(value)}</value>",
+                "  </property>",
+            ]
+        lines.append("</configuration>")
+        return ("\n".join(lines) + "\n").encode()
+
+    def emit(path: str, indent: str) -> list[str]:
+        out: list[str] = []
+        for child in tree.get(path, []):
+            sub = f"{path}.{child}"
+            if sub in tree:
+                out.append(f'{indent}<queue name="{escape(child)}" type="parent">')
+                out += emit(sub, indent + "  ")
+            else:
+                out.append(f'{indent}<queue name="{escape(child)}">')
+                out.append(f"{indent}  <weight>1.0</weight>")
+            out.append(f"{indent}</queue>")
+        return out
+
+    lines = ['<?xml version="1.0"?>', "<allocations>"]
+    if am_share is not None:
+        lines.append(f"  <queueMaxAMShareDefault>{am_share:g}</queueMaxAMShareDefault>")
+    lines += emit("root", "  ")
+    lines.append("</allocations>")
+    return ("\n".join(lines) + "\n").encode()
+
+
+def with_global_am_share(scheduler: SchedulerKind | str, data: bytes, am_share: float) -> bytes:
+    """``data`` with its global AM share set to ``am_share`` (CS global
+    ``maximum-am-resource-percent``, FS ``queueMaxAMShareDefault``); per-queue values stay."""
+    kind = SchedulerKind(scheduler)
+    value = f"{am_share:g}"
+    if kind is SchedulerKind.CAPACITY:
+        root = parse_xml(data, "capacity-scheduler.xml")
+        for prop in root.iter("property"):
+            if (prop.findtext("name") or "").strip() == CS_GLOBAL_AM_KEY:
+                value_el = prop.find("value")
+                if value_el is None:
+                    value_el = ET.SubElement(prop, "value")
+                value_el.text = value
+                break
+        else:
+            prop = ET.SubElement(root, "property")
+            ET.SubElement(prop, "name").text = CS_GLOBAL_AM_KEY
+            ET.SubElement(prop, "value").text = value
+    else:
+        root = parse_xml(data, "allocation file")
+        el = root.find("queueMaxAMShareDefault")
+        if el is None:
+            el = ET.Element("queueMaxAMShareDefault")
+            root.insert(0, el)
+        el.text = value
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)

@@ -1,0 +1,278 @@
+"""The simulated ResourceManager as one object: build it, advance it, look at it, reconfigure it.
+
+Everything outside `amtuner.sim` (the RM face, the benchmark, `amtuner simulate`) goes through
+this facade; it owns the clock and is the only place that reads the wall clock (for the
+``wall_seconds`` figure of a result).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Collection
+from dataclasses import asdict, dataclass, field
+
+from amtuner.model import SchedulerKind
+from amtuner.sim.capacity import CapacityScheduler
+from amtuner.sim.cluster import Cluster
+from amtuner.sim.engine import Engine, make_rng
+from amtuner.sim.fair import FairScheduler
+from amtuner.sim.jobs import App, Runtime
+from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
+from amtuner.sim.spec import Workload
+from amtuner.sim.view import AppView, ClusterView, Res
+
+__all__ = [
+    "SchedulerConfigError",
+    "SimResult",
+    "Simulation",
+    "build_simulation",
+    "default_scheduler_config",
+]
+
+CLUSTER_TIMESTAMP = 1_700_000_000_000
+"""The RM start time in application ids (``application_<ts>_<seq>``); fixed so runs repeat."""
+PERIODIC_RUN_LIMIT_S = 30 * 86400.0
+"""`Simulation.run()` without a limit stops here when periodic tasks keep the clock going."""
+
+
+@dataclass(frozen=True, slots=True)
+class SimResult:
+    scheduler: str
+    workload: str
+    seed: int
+    finished: bool
+    """All jobs reached a final state."""
+    stopped_reason: str | None
+    """Why the run ended before every job finished (limit reached, or nothing could move)."""
+    jobs_total: int
+    jobs_completed: int
+    jobs_failed: int
+    """Rejected at submission (CapacityScheduler ``maximum-applications``)."""
+    makespan_s: float | None
+    """First submission to last completion; None when the run did not finish."""
+    mean_jct_s: float | None
+    p95_jct_s: float | None
+    """Job completion time (finish - submit) of completed jobs; p95 by nearest rank."""
+    sim_seconds: float
+    wall_seconds: float
+    """The only figure that differs between two runs with the same seed."""
+    events: int
+    mean_memory_utilisation: float
+    """Allocated / total memory, averaged over simulated time."""
+    a_trace: list[list[float]] = field(default_factory=list)
+    """[t, A] each time the global AM share changed, starting at t = 0."""
+
+    def to_json_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _r(x: float) -> float:
+    return round(x, 3)
+
+
+class Simulation:
+    def __init__(
+        self,
+        scheduler: SchedulerKind,
+        workload: Workload,
+        config: bytes,
+        *,
+        nodes: int,
+        node_memory_mb: int,
+        node_vcores: int,
+        seed: int,
+    ) -> None:
+        self.scheduler_kind = scheduler
+        self.workload = workload
+        self.seed = seed
+        self.engine = Engine()
+        self.cluster = Cluster(
+            self.engine,
+            nodes=nodes,
+            memory_mb=node_memory_mb,
+            vcores=node_vcores,
+            disk_mbps=workload.node_disk_mbps,
+            on_task_done=self._on_task_done,
+        )
+        self.scheduler: CapacityScheduler | FairScheduler
+        if scheduler is SchedulerKind.CAPACITY:
+            self.scheduler = CapacityScheduler(config, self.cluster)
+        else:
+            self.scheduler = FairScheduler(config, self.cluster)
+        order = sorted(range(len(workload.jobs)), key=lambda i: workload.jobs[i].submit_s)
+        min_alloc = self.cluster.min_alloc_mb
+        self.apps = [
+            App(n, f"application_{CLUSTER_TIMESTAMP}_{n + 1:04d}", workload.jobs[i], min_alloc)
+            for n, i in enumerate(order)
+        ]
+        self.runtime = Runtime(
+            self.engine, self.cluster, self.scheduler, self.apps, make_rng(seed, "tasks")
+        )
+        self.a_trace: list[list[float]] = [[0.0, self.scheduler.global_am_share]]
+        self.wall_seconds = 0.0
+        self._periodic = 0
+        if not self.apps:
+            self.engine.halted = True
+
+    def _on_task_done(self, node: object, payload: object) -> None:
+        self.runtime.on_task_done(node, payload)  # type: ignore[arg-type]
+
+    @property
+    def now(self) -> float:
+        return self.engine.now
+
+    @property
+    def done(self) -> bool:
+        return self.runtime.unfinished == 0
+
+    def run_until(self, t: float) -> None:
+        started = time.perf_counter()
+        self.engine.run_until(t)
+        self.wall_seconds += time.perf_counter() - started
+
+    def run(self, max_sim_seconds: float | None = None) -> SimResult:
+        limit = max_sim_seconds
+        if limit is None:
+            limit = PERIODIC_RUN_LIMIT_S if self._periodic else math.inf
+        self.run_until(limit)
+        return self.result()
+
+    def schedule_every(
+        self, period_s: float, fn: Callable[[Simulation], None], first_at: float = 0.0
+    ) -> None:
+        if period_s <= 0:
+            raise ValueError(f"period_s must be positive, got {period_s}")
+        self._periodic += 1
+
+        def tick(_: object) -> None:
+            fn(self)
+            if not self.done:
+                self.engine.after(period_s, tick)
+
+        self.engine.at(first_at, tick)
+
+    def scheduler_config(self) -> bytes:
+        return self.scheduler.data
+
+    def reload_scheduler_config(self, data: bytes) -> None:
+        self.scheduler.reload(data)
+        a = self.scheduler.global_am_share
+        if a != self.a_trace[-1][1]:
+            self.a_trace.append([_r(self.now), a])
+        self.runtime.mark_dirty()
+
+    def view(self) -> ClusterView:
+        rt = self.runtime
+        cluster = self.cluster
+        return ClusterView(
+            now_s=self.now,
+            scheduler=self.scheduler_kind.value,  # type: ignore[arg-type]
+            total=Res(cluster.total_mb, cluster.total_vcores),
+            allocated=Res(cluster.used_mb, cluster.used_vcores),
+            reserved=Res(),
+            active_nodes=len(cluster.nodes),
+            apps_submitted=rt.apps_submitted,
+            apps_completed=rt.apps_completed,
+            apps_pending=rt.apps_pending,
+            apps_running=rt.apps_running,
+            apps_failed=rt.apps_failed,
+            apps_killed=0,
+            containers_allocated=cluster.containers,
+            containers_pending=rt.containers_pending,
+            queues=self.scheduler.queue_views(),
+        )
+
+    def app_views(
+        self, states: Collection[str] | None = None, limit: int | None = None
+    ) -> list[AppView]:
+        """Apps the RM knows (submitted so far), in submission order."""
+        out: list[AppView] = []
+        for app in self.apps:
+            if app.state == "NEW" or (states is not None and app.state not in states):
+                continue
+            if limit is not None and len(out) >= limit:
+                break
+            leaf = app.leaf
+            out.append(
+                AppView(
+                    app_id=app.app_id,
+                    name=app.spec.job_id,
+                    queue=leaf.conf.path if leaf is not None else app.spec.queue,  # type: ignore[attr-defined]
+                    user=app.spec.user,
+                    state=app.state,
+                    submitted_s=app.spec.submit_s,
+                    started_s=app.started_s,
+                    finished_s=app.finished_s,
+                    allocated=Res(app.used_mb, app.used_vcores),
+                    running_containers=app.running_containers,
+                    progress=app.progress,
+                )
+            )
+        return out
+
+    def result(self) -> SimResult:
+        self.cluster.account_until_now()
+        now = self.now
+        jcts = sorted(
+            a.finished_s - a.spec.submit_s
+            for a in self.apps
+            if a.state == "FINISHED" and a.finished_s is not None
+        )
+        finished = self.done
+        reason = None
+        if not finished:
+            waiting = self.runtime.unfinished
+            if self.engine.peek() is None:
+                reason = f"stalled at {now:.0f} s: {waiting} jobs can never get what they wait for"
+            else:
+                reason = f"max_sim_seconds reached at {now:.0f} s with {waiting} jobs unfinished"
+        first_submit = min((a.spec.submit_s for a in self.apps), default=0.0)
+        last_finish = max((a.finished_s or 0.0 for a in self.apps), default=0.0)
+        total_mb = self.cluster.total_mb
+        return SimResult(
+            scheduler=self.scheduler_kind.value,
+            workload=self.workload.name,
+            seed=self.seed,
+            finished=finished,
+            stopped_reason=reason,
+            jobs_total=len(self.apps),
+            jobs_completed=self.runtime.apps_completed,
+            jobs_failed=self.runtime.apps_failed,
+            makespan_s=_r(last_finish - first_submit) if finished else None,
+            mean_jct_s=_r(sum(jcts) / len(jcts)) if jcts else None,
+            p95_jct_s=_r(jcts[math.ceil(0.95 * len(jcts)) - 1]) if jcts else None,
+            sim_seconds=_r(now),
+            wall_seconds=round(self.wall_seconds, 6),
+            events=self.engine.events,
+            mean_memory_utilisation=(
+                round(self.cluster.memory_seconds / (total_mb * now), 6) if now > 0 else 0.0
+            ),
+            a_trace=[list(p) for p in self.a_trace],
+        )
+
+
+def build_simulation(
+    scheduler: SchedulerKind | str,
+    workload: Workload,
+    scheduler_config: bytes | None = None,
+    *,
+    nodes: int | None = None,
+    node_memory_mb: int | None = None,
+    node_vcores: int | None = None,
+    seed: int = 0,
+) -> Simulation:
+    """A simulation at t = 0 with every job's submission scheduled; raises SchedulerConfigError
+    for an unusable scheduler file and ValueError for an impossible cluster."""
+    kind = SchedulerKind(scheduler)
+    if scheduler_config is None:
+        scheduler_config = default_scheduler_config(kind, workload.queues)
+    return Simulation(
+        kind,
+        workload,
+        scheduler_config,
+        nodes=nodes if nodes is not None else workload.nodes,
+        node_memory_mb=node_memory_mb if node_memory_mb is not None else workload.node_memory_mb,
+        node_vcores=node_vcores if node_vcores is not None else workload.node_vcores,
+        seed=seed,
+    )
