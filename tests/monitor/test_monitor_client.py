@@ -338,3 +338,18 @@ def test_make_session_kerberos_needs_the_extra() -> None:
         assert err.value.reason == "auth" and "amtuner[kerberos]" in err.value.message
     else:
         assert make_session(RMSettings(kerberos=True)).auth is not None
+
+
+def test_no_active_rm_self_redirect(rm_factory: Callable[[], FakeRM]) -> None:
+    """A standby that finds no active RM 307s to itself with a Refresh header (§4.1)."""
+    rm = rm_factory()
+
+    def searching(path_qs: str) -> Reply:
+        headers = {"Location": f"{rm.url}{path_qs}", "Refresh": "3;url=x?next.fresh.interval=3"}
+        return 307, headers, b"Can not find any active RM. Will retry in next 3 seconds."
+
+    rm.routes = {"/ws/v1/cluster/info": info("STANDBY"), "/ws/v1/cluster/metrics": searching}
+    with pytest.raises(ObservationError) as err:
+        client(rm.url).observe()
+    assert err.value.reason == "standby" and "Can not find any active RM" in err.value.message
+    assert rm.paths().count("/ws/v1/cluster/metrics") == 2

@@ -277,3 +277,24 @@ def test_shared_xml_capture_is_refused_clearly() -> None:
 def test_unknown_reason_label_is_a_programming_error() -> None:
     with pytest.raises(ValueError):
         ObservationError("oops", "x")
+
+
+def test_am_sum_only_when_every_leaf_reports_it() -> None:
+    doc = own("scheduler-fair-am.json")
+    leaf = doc["scheduler"]["schedulerInfo"]["rootQueue"]["childQueues"]["queue"][0]
+    del leaf["amUsedResources"]
+    obs = observe(own("cluster-metrics-3.3.json"), doc)
+    assert obs.am_memory_used_mb is None
+    etl = obs.queue("root.prod.etl")
+    assert etl is not None and etl.am_memory_used_mb == 2048
+
+
+def test_child_queues_as_a_bare_list_and_single_object() -> None:
+    """2.7's FairScheduler marshalled childQueues as a list; one child may come as an object."""
+    doc = own("scheduler-fair-am.json")
+    root = doc["scheduler"]["schedulerInfo"]["rootQueue"]
+    default, prod = root["childQueues"]["queue"]
+    root["childQueues"] = [default, prod]
+    prod["childQueues"] = {"queue": prod["childQueues"]["queue"][0]}
+    obs = observe(own("cluster-metrics-3.3.json"), doc)
+    assert [q.name for q in obs.queues] == ["root.default", "root.prod.etl"]

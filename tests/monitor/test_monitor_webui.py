@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from amtuner.model import SchedulerKind
 from amtuner.monitor.rest import ObservationError
@@ -116,3 +118,40 @@ def test_truncated_page_is_refused() -> None:
 def test_table_found_by_its_heading_without_the_id() -> None:
     html = replaced("cluster-2.7.html", '<table id="metricsoverview">', "<table>")
     assert parse_cluster_page(html).metrics.pending_apps == 4
+
+
+def byte_desc(n: int) -> str:
+    """Hadoop's TraditionalBinaryPrefix.long2String(n, "B", 2), as the 2.x web UI prints."""
+    if n < 1024:
+        return f"{n} B"
+    exponent = 1
+    while exponent < 6 and n >= 1024 ** (exponent + 1):
+        exponent += 1
+    unit = 1024**exponent
+    if n % unit == 0:
+        return f"{n // unit} {'KMGTPE'[exponent - 1]}B"
+    text = f"{n / unit:.2f}"
+    if text.startswith("1024"):
+        exponent += 1
+        unit = 1024**exponent
+        text = f"{n / unit:.2f}"
+    return f"{text} {'KMGTPE'[exponent - 1]}B"
+
+
+def test_byte_desc_matches_the_documented_examples() -> None:
+    assert [byte_desc(mb << 20) for mb in (8192, 1536, 512, 0)] == [
+        "8 GB",
+        "1.50 GB",
+        "512 MB",
+        "0 B",
+    ]
+
+
+@given(st.integers(min_value=0, max_value=1 << 34))
+def test_memory_mb_reads_byte_desc_to_its_precision(mb: int) -> None:
+    text = byte_desc(mb << 20)
+    unit_mb = 1024 ** ("MGTPE".index(text[-2]) if text[-2] in "MGTPE" else 0)
+    # Two decimals of the printed unit: the web UI itself loses up to half a hundredth.
+    assert abs(memory_mb(text) - mb) <= 0.005 * unit_mb + 0.5
+    if " " in text and "." not in text:
+        assert memory_mb(text) == mb
