@@ -9,6 +9,8 @@ A temp file left by a killed writer is named ``.<name>.amtuner-<pid>-<random>.tm
 not ending in ``.xml``, so neither Hadoop nor an operator takes it for the real file); the next
 write removes those whose process is gone.
 
+A symlinked file is written where the link points; the link stays.
+
 Backups are ``<name>.<UTC timestamp>.bak``; with ``backup_dir=None`` they go beside the file,
 because a change with no way back is worse than one extra file in the config directory.
 """
@@ -51,6 +53,11 @@ def _remove_stale_temps(directory: Path, name: str) -> None:
                 entry.unlink()
         except PermissionError:
             pass  # alive, owned by someone else
+
+
+def _real(path: Path) -> Path:
+    """Write through symlinks (/etc/hadoop/conf is often one) instead of replacing the link."""
+    return Path(os.path.realpath(path))
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -154,7 +161,7 @@ def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int =
     """
     if not edit.changed:
         return None
-    path = edit.path
+    path = _real(edit.path)
     _remove_stale_temps(path.parent, path.name)
     if _read_current(path) != edit.old_data:
         raise ConcurrentEditError(f"{path} was changed on disk since it was read; not overwriting")
@@ -165,4 +172,4 @@ def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int =
 
 def restore(edit: Edit) -> None:
     """Put ``edit.old_data`` back, unless someone changed the file after our write."""
-    _replace(edit.path, edit.old_data, edit.new_data)
+    _replace(_real(edit.path), edit.old_data, edit.new_data)

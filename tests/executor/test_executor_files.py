@@ -225,3 +225,18 @@ def test_kill_9_at_any_moment_leaves_old_or_new_file(tmp_path: Path) -> None:
     write_atomically(Edit(target, current, other, "", True, {}), backup_dir=backups)
     assert listing(conf) == ["fair-scheduler.xml"]
     assert all(p.name.endswith(".bak") for p in backups.iterdir())
+
+
+def test_symlinked_file_is_written_through_the_link(tmp_path: Path) -> None:
+    real_dir = tmp_path / "conf.managed"
+    real_dir.mkdir()
+    (real_dir / "fair-scheduler.xml").write_bytes(FAIR)
+    (tmp_path / "conf").symlink_to(real_dir)
+    link = tmp_path / "fair-scheduler.xml"
+    link.symlink_to(tmp_path / "conf" / "fair-scheduler.xml")
+    edit = SchedulerFile.read(link, "fair").edit({"root.default": 0.3})
+    write_atomically(edit, backup_dir=tmp_path / "b")
+    assert link.is_symlink()
+    assert (real_dir / "fair-scheduler.xml").read_bytes() == edit.new_data
+    restore(edit)
+    assert link.is_symlink() and link.read_bytes() == FAIR

@@ -6,6 +6,8 @@ import difflib
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from amtuner.executor import ExecutorError, SchedulerFile, UnsafeXMLError, format_value
 from amtuner.model import GLOBAL_TARGET
@@ -301,3 +303,28 @@ def test_shared_sls_samples_edit_in_one_line_per_target(
             if b">0.3<" in line
         ],
     )
+
+
+@given(
+    values=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4),
+    crlf=st.booleans(),
+    kind=st.sampled_from(["fair", "capacity"]),
+)
+def test_any_value_sequence_changes_one_line_per_target(
+    values: list[float], crlf: bool, kind: str
+) -> None:
+    data = FAIR if kind == "fair" else CAPACITY
+    if crlf:
+        data = data.replace(b"\n", b"\r\n")
+    targets = ["root.default", GLOBAL_TARGET] if kind == "fair" else ["root.prod.etl", ""]
+    current = SchedulerFile(Path("f.xml"), kind, data)
+    for value in values:
+        edit = current.edit(dict.fromkeys(targets, value))
+        removed, added = changed_lines(current.data, edit.new_data)
+        assert len(removed) <= len(targets)
+        assert len(added) - len(removed) in (0, 1, 4)  # replaced, or element/property created
+        assert edit.new_data.count(b"\n") == edit.new_data.count(b"\r\n") or not crlf
+        current = SchedulerFile(Path("f.xml"), kind, edit.new_data)
+        for target in targets:
+            assert current.current_value(target) == float(format_value(value))
+    assert current.data.replace(b"\r\n", b"\n").count(b"<!--") == data.count(b"<!--")
