@@ -334,6 +334,12 @@ class SchedulerFile:
                     f'name="{name}">); amtuner does not create queues'
                 )
             parent = found[-1]
+        if parent.attrs.get("type") == "parent" or any(
+            c.tag in FS_QUEUE_TAGS for c in parent.children
+        ):
+            raise ExecutorError(
+                f"{self.path}: {target!r} is a parent queue; maxAMShare only limits leaf queues"
+            )
         return parent
 
     def _fair_value_node(self, target: str) -> tuple[_Node, _Node | None]:
@@ -371,6 +377,11 @@ class SchedulerFile:
                     f"{self.path}: queue {capacity_queue_path(target)!r} is not declared "
                     f"({key} = {declared!r}); amtuner does not create queues"
                 )
+        if f"{CS_PREFIX}{'.'.join(parts)}.queues" in props:
+            raise ExecutorError(
+                f"{self.path}: {'.'.join(parts)!r} is a parent queue; "
+                "maximum-am-resource-percent only limits leaf queues"
+            )
 
     def _capacity_value_node(self, target: str) -> _Node | None:
         if target != GLOBAL_TARGET:

@@ -143,6 +143,13 @@ def test_fair_without_root_queue_and_crlf(tmp_path: Path) -> None:
     assert edit.new_data.count(b"\n") == edit.new_data.count(b"\r\n")
 
 
+def test_parent_queues_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ExecutorError, match=r"'root\.etl' is a parent queue"):
+        load(tmp_path, FAIR, "fair").edit({"root.etl": 0.3})
+    with pytest.raises(ExecutorError, match=r"'root\.prod' is a parent queue"):
+        load(tmp_path, CAPACITY, "capacity", "cs.xml").edit({"prod": 0.3})
+
+
 def test_duplicate_targets_naming_one_queue_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ExecutorError, match="same queue"):
         load(tmp_path, FAIR, "fair").edit({"default": 0.3, "root.default": 0.4})
