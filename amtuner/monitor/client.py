@@ -232,6 +232,14 @@ class RMClient:
         if not resp.is_redirect:
             return resp, base
         target = urljoin(url, resp.headers["Location"])
+        if resp.status_code != 307:
+            # A standby RM only ever answers 307; anything else is a gateway (e.g. a 302 to an
+            # SSO login page) or a scheme change, and credentials must not follow it blindly.
+            raise ObservationError(
+                "http-error",
+                f"{url}: HTTP {resp.status_code} redirect to {target}, not a standby RM's 307 "
+                "(a gateway's login page, or http:// where the RM wants https://?)",
+            )
         new_base = _base_of(target, path)
         log.info("%s redirected to %s (standby RM)", url, target)
         again = self._send(new_base + path, accept)

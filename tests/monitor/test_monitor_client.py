@@ -353,3 +353,13 @@ def test_no_active_rm_self_redirect(rm_factory: Callable[[], FakeRM]) -> None:
         client(rm.url).observe()
     assert err.value.reason == "standby" and "Can not find any active RM" in err.value.message
     assert rm.paths().count("/ws/v1/cluster/metrics") == 2
+
+
+def test_non_307_redirect_is_not_followed(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = rm_factory().active()
+    sso = "https://knox.example.com/gateway/knoxsso/api/v1/websso?originalUrl=x"
+    rm.routes["/ws/v1/cluster/metrics"] = (302, {"Location": sso}, b"")
+    with pytest.raises(ObservationError) as err:
+        client(rm.url).observe()
+    assert err.value.reason == "http-error" and "302 redirect to " + sso in err.value.message
+    assert rm.paths()[-1] == "/ws/v1/cluster/metrics"
