@@ -160,6 +160,7 @@ class RMClient:
         return self._on_active(lambda base: self._observe_at(base, wanted))
 
     def scheduler_kind(self) -> SchedulerKind:
+        """What ``scheduler.kind: auto`` resolves to (the paper's detect()), read from the RM."""
         return self._on_active(self._kind_at)
 
     # HA: which RM to ask
