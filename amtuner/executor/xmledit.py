@@ -251,7 +251,7 @@ def _insert_lines(data: bytes, root: _Node, parent: _Node, lines: list[bytes]) -
         at = _line_start(data, parent.content_end)
         return _Splice(at, at, b"".join(indent + line + nl for line in lines))
     # Everything on one line: stay on it rather than reflow the operator's layout.
-    return _Splice(parent.content_end, parent.content_end, b"".join(lines))
+    return _Splice(parent.content_end, parent.content_end, b"".join(ln.strip() for ln in lines))
 
 
 def _replace_text(data: bytes, node: _Node, text: bytes) -> _Splice:
@@ -447,10 +447,14 @@ class SchedulerFile:
             raise ExecutorError(f"{self.path}: cannot write {text!r} as {self._encoding}") from e
 
     def edit(self, values: Mapping[str, float]) -> Edit:
-        """Build (not write) the change that sets each target to its value."""
-        splices: list[_Splice] = []
+        """Build (not write) the change that sets each target to its value.
+
+        Targets are spliced one at a time, re-parsing in between, so two insertions into the
+        same element (even a self-closing one) cannot overlap.
+        """
         targets: dict[str, tuple[float | None, float]] = {}
         seen: dict[str, str] = {}
+        current = self
         for target, value in values.items():
             key = self._canonical(target)
             if key in seen:
@@ -463,22 +467,30 @@ class SchedulerFile:
             targets[target] = (old, float(text))
             if old is not None and old == float(text):
                 continue  # keep the operator's spelling ("0.50") when the value is the same
-            splices.append(self._splice_for(target, text.encode("ascii")))
-        new_data = _apply(self.data, splices)
-        if new_data != self.data:
-            self._verify(new_data, targets)
+            splice = current._splice_for(target, text.encode("ascii"))
+            data = current.data[: splice.start] + splice.text + current.data[splice.end :]
+            current = self._reparse(data)
+        if current is not self:
+            self._verify(current, targets)
         return Edit(
             path=self.path,
             old_data=self.data,
-            new_data=new_data,
-            diff=self._diff(new_data),
-            changed=new_data != self.data,
+            new_data=current.data,
+            diff=self._diff(current.data),
+            changed=current.data != self.data,
             targets=targets,
         )
 
-    def _verify(self, new_data: bytes, targets: Mapping[str, tuple[float | None, float]]) -> None:
-        """Re-parse the result: only the targets' values may differ, nothing else."""
-        after = SchedulerFile(self.path, self.kind, new_data)
+    def _reparse(self, data: bytes) -> SchedulerFile:
+        try:
+            return SchedulerFile(self.path, self.kind, data)
+        except ExecutorError as e:
+            raise ExecutorError(f"internal error, the edit would break the file: {e}") from e
+
+    def _verify(
+        self, after: SchedulerFile, targets: Mapping[str, tuple[float | None, float]]
+    ) -> None:
+        """Compare the re-parsed result: only the targets' values may differ, nothing else."""
         old_values, new_values, added = set(), set(), set()
         for target, (_old, value) in targets.items():
             if after.current_value(target) != value:
@@ -519,14 +531,6 @@ def _value_child(prop: _Node | None) -> _Node | None:
         return None
     values = [c for c in prop.children if c.tag == "value"]
     return values[-1] if values else None
-
-
-def _apply(data: bytes, splices: list[_Splice]) -> bytes:
-    """Splice back to front so offsets stay valid; same-spot inserts keep the callers' order."""
-    out = data
-    for _, splice in sorted(enumerate(splices), key=lambda p: (p[1].start, p[0]), reverse=True):
-        out = out[: splice.start] + splice.text + out[splice.end :]
-    return out
 
 
 def _flatten(root: _Node, masked: set[int], skipped: set[int]) -> list[tuple[object, ...]]:

@@ -150,6 +150,31 @@ def test_parent_queues_are_refused(tmp_path: Path) -> None:
         load(tmp_path, CAPACITY, "capacity", "cs.xml").edit({"prod": 0.3})
 
 
+@pytest.mark.parametrize(
+    ("kind", "data", "expected"),
+    [
+        (
+            "capacity",
+            b"<configuration/>",
+            b"<configuration>\n  <property>\n"
+            b"    <name>yarn.scheduler.capacity.maximum-am-resource-percent</name>\n"
+            b"    <value>0.3</value>\n  </property>\n  <property>\n"
+            b"    <name>yarn.scheduler.capacity.root.default.maximum-am-resource-percent</name>\n"
+            b"    <value>0.2</value>\n  </property>\n</configuration>",
+        ),
+        (
+            "fair",
+            b'<allocations><queue name="default"></queue></allocations>',
+            b'<allocations><queue name="default"><maxAMShare>0.2</maxAMShare></queue>'
+            b"<queueMaxAMShareDefault>0.3</queueMaxAMShareDefault></allocations>",
+        ),
+    ],
+)
+def test_degenerate_layouts(tmp_path: Path, kind: str, data: bytes, expected: bytes) -> None:
+    edit = load(tmp_path, data, kind).edit({GLOBAL_TARGET: 0.3, "default": 0.2})
+    assert edit.new_data == expected
+
+
 def test_duplicate_targets_naming_one_queue_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ExecutorError, match="same queue"):
         load(tmp_path, FAIR, "fair").edit({"default": 0.3, "root.default": 0.4})
