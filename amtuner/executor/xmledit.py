@@ -463,6 +463,8 @@ class SchedulerFile:
             if not math.isfinite(value) or not 0.0 <= value <= 1.0:
                 raise ExecutorError(f"{target or 'global'}: AM share {value} is not in [0, 1]")
             text = format_value(value)
+            if value > 0 and float(text) == 0:
+                raise ExecutorError(f"{target or 'global'}: AM share {value} would be written as 0")
             old = self.current_value(target)
             targets[target] = (old, float(text))
             if old is not None and old == float(text):

@@ -185,6 +185,8 @@ def test_values_out_of_range_are_refused(tmp_path: Path) -> None:
     for bad in (1.5, -0.1, float("nan")):
         with pytest.raises(ExecutorError, match="not in"):
             sf.edit({"root.default": bad})
+    with pytest.raises(ExecutorError, match="written as 0"):
+        sf.edit({"root.default": 0.00001})  # 0 would stop every AM from starting
 
 
 def test_wrong_root_for_kind(tmp_path: Path) -> None:
@@ -338,7 +340,7 @@ def test_shared_sls_samples_edit_in_one_line_per_target(
 
 
 @given(
-    values=st.lists(st.floats(0.0, 1.0), min_size=1, max_size=4),
+    values=st.lists(st.just(0.0) | st.floats(0.0001, 1.0), min_size=1, max_size=4),
     crlf=st.booleans(),
     kind=st.sampled_from(["fair", "capacity"]),
 )
