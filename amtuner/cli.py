@@ -15,7 +15,7 @@ from collections.abc import Sequence
 
 from amtuner import __version__
 
-COMMANDS: tuple[str, ...] = ("amtuner.sim.cli",)
+COMMANDS: tuple[str, ...] = ("amtuner.commands", "amtuner.demo", "amtuner.sim.cli")
 """Modules whose ``register`` adds subcommands, in the order `--help` lists them."""
 
 EXIT_OK = 0
