@@ -134,7 +134,8 @@ def compute_fair_shares(total: int, queues: Sequence[tuple[float, int, int]]) ->
             lo = mid
         else:
             hi = mid
-    return [int(min(max(w * hi, mn), mx)) for w, mn, mx in queues]
+    # the small nudge undoes float error (39.99999999 MB is a share of 40)
+    return [int(min(max(w * hi, mn), mx) + 1e-6) for w, mn, mx in queues]
 
 
 def max_am_resource(

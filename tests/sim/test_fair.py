@@ -1,0 +1,269 @@
+"""FairScheduler rules, with numbers checked by hand against yarn-facts §2."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from amtuner.sim.fair import (
+    UNLIMITED,
+    ResourceSpec,
+    can_run_am,
+    compute_fair_shares,
+    max_am_resource,
+    parse_allocation_file,
+    parse_resource,
+)
+from amtuner.sim.simulation import (
+    SchedulerConfigError,
+    Simulation,
+    build_simulation,
+    default_scheduler_config,
+)
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"
+
+
+def _workload(queues: dict[str, int], maps: int = 5, nodes: int = 1) -> Workload:
+    jobs = tuple(
+        JobSpec(
+            job_id=f"{queue}-{i}",
+            submit_s=0.0,
+            queue=queue,
+            maps=(TaskGroup("map", maps, 1024, 1, 20.0, 0.5, 5.0),),
+            reduces=(TaskGroup("reduce", 1, 1024, 1, 10.0, 0.5, 5.0),),
+        )
+        for queue, n in queues.items()
+        for i in range(n)
+    )
+    return Workload("t", jobs, nodes=nodes, queues=tuple(queues))
+
+
+def _alloc(body: str) -> bytes:
+    return f"<allocations>{body}</allocations>".encode()
+
+
+def _running(sim: Simulation) -> int:
+    return sim.view().apps_running
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1024 mb, 2 vcores", ResourceSpec(memory_mb=1024, vcores=2)),
+        ("10000 mb,0vcores", ResourceSpec(memory_mb=10000, vcores=0)),
+        ("2 vcores, 4096 MB", ResourceSpec(memory_mb=4096, vcores=2)),
+        ("50%", ResourceSpec(memory_pct=50, vcores_pct=50)),
+        ("40% memory, 60% cpu", ResourceSpec(memory_pct=40, vcores_pct=60)),
+        ("vcores=2, memory-mb=1024", ResourceSpec(memory_mb=1024, vcores=2)),
+        ("vcores=50%, memory-mb=25%", ResourceSpec(memory_pct=25, vcores_pct=50)),
+        ("memory-mb=2048", ResourceSpec(memory_mb=2048)),
+    ],
+)
+def test_resource_syntaxes(text: str, expected: ResourceSpec) -> None:
+    assert parse_resource(text, "q") == expected
+
+
+@pytest.mark.parametrize("text", ["1024 mb", "lots", "40% memory", "cpus=3", "50% disk"])
+def test_bad_resource_values_are_refused(text: str) -> None:
+    with pytest.raises(SchedulerConfigError, match="q: cannot parse"):
+        parse_resource(text, "q")
+
+
+def test_percentages_resolve_against_the_cluster_and_unset_means_unbounded() -> None:
+    assert parse_resource("40% memory, 60% cpu", "q").resolve(10000, 10, 0) == (4000, 6)
+    assert parse_resource("memory-mb=2048", "q").resolve(10000, 10, UNLIMITED) == (2048, UNLIMITED)
+
+
+def test_fair_shares_follow_weights_min_and_max() -> None:
+    assert compute_fair_shares(100, [(1, 0, 1000), (1, 0, 1000)]) == [50, 50]
+    assert compute_fair_shares(100, [(1, 0, 1000), (3, 0, 1000)]) == [25, 75]
+    assert compute_fair_shares(100, [(1, 60, 1000), (1, 0, 1000)]) == [60, 40]
+    assert compute_fair_shares(100, [(1, 0, 20), (1, 0, 1000)]) == [20, 80]
+    assert compute_fair_shares(100, [(1, 0, 20), (1, 0, 30)]) == [20, 30]
+    assert compute_fair_shares(100, []) == []
+
+
+def test_am_limit_is_share_times_fair_share_rounded_up() -> None:
+    assert max_am_resource((32768, 32), (UNLIMITED, UNLIMITED), (0, 0), 0.3) == (9831, 10)
+
+
+def test_zero_fair_share_falls_back_to_what_is_free_capped_by_max_share() -> None:
+    assert max_am_resource((0, 0), (UNLIMITED, UNLIMITED), (5000, 3), 0.5) == (2500, 2)
+    assert max_am_resource((0, 8), (4000, UNLIMITED), (5000, 3), 0.5) == (2000, 4)
+
+
+def test_minus_one_disables_the_am_check() -> None:
+    assert can_run_am((10**9, 10**6), (2048, 1), (0, 0), -1.0)
+    assert not can_run_am((2048, 1), (2048, 1), (4095, 10), 0.5)
+    assert can_run_am((2048, 1), (2048, 1), (4096, 10), 0.5)
+
+
+def test_am_share_caps_running_apps_at_placement_time() -> None:
+    wl = _workload({"root.default": 10}, maps=50, nodes=4)
+    sim = build_simulation("fair", wl, default_scheduler_config("fair", wl.queues, 0.5))
+    sim.run_until(1.0)
+    leaf = next(q for q in sim.view().queues if q.path == "root.default")
+    assert (leaf.am_limit.memory_mb, leaf.am_limit.vcores) == (16384, 16)  # 0.5 x 32768, 32
+    assert (leaf.num_active_apps, leaf.num_pending_apps) == (8, 2)
+    assert sim.view().apps_pending == 2
+
+
+def test_minus_one_lets_every_am_start() -> None:
+    wl = _workload({"root.default": 3}, maps=2)
+    sim = build_simulation(
+        "fair", wl, _alloc('<queue name="default"><maxAMShare>-1</maxAMShare></queue>')
+    )
+    sim.run_until(1.0)
+    assert _running(sim) == 3
+    sim = build_simulation("fair", wl, default_scheduler_config("fair", wl.queues, 0.5))
+    sim.run_until(1.0)
+    assert _running(sim) == 2  # 0.5 x 8192 = 4096: two 2048 MB AMs
+
+
+def test_a_queue_with_zero_fair_share_still_starts_an_am() -> None:
+    # weight 0: the fair share is 0, so the AM limit comes from what the cluster has free
+    wl = _workload({"root.zero": 1}, maps=2)
+    config = _alloc('<queue name="zero"><weight>0</weight><maxAMShare>0.5</maxAMShare></queue>')
+    sim = build_simulation("fair", wl, config)
+    sim.run_until(1.0)
+    leaf = next(q for q in sim.view().queues if q.path == "root.zero")
+    assert leaf.fair_share.memory_mb == 0
+    assert leaf.am_limit.memory_mb == 4096  # 0.5 x the 8192 MB free when the AM was tried
+    assert _running(sim) == 1
+    assert sim.run().finished
+
+
+def test_queue_max_apps_default_also_caps_root() -> None:
+    wl = _workload({"root.a": 3, "root.b": 3}, maps=2, nodes=4)
+    queues = (
+        '<queue name="a"><maxRunningApps>5</maxRunningApps></queue>'
+        '<queue name="b"><maxRunningApps>5</maxRunningApps></queue>'
+    )
+    pitfall = build_simulation(
+        "fair", wl, _alloc(f"<queueMaxAppsDefault>2</queueMaxAppsDefault>{queues}")
+    )
+    pitfall.run_until(1.0)
+    root = next(q for q in pitfall.view().queues if q.path == "root")
+    assert root.max_apps == 2
+    assert _running(pitfall) == 2
+    assert pitfall.run().finished  # the waiting apps become runnable as others finish
+
+    fixed = build_simulation(
+        "fair",
+        wl,
+        _alloc(
+            "<queueMaxAppsDefault>2</queueMaxAppsDefault>"
+            f'<queue name="root"><maxRunningApps>100</maxRunningApps>{queues}</queue>'
+        ),
+    )
+    fixed.run_until(1.0)
+    assert _running(fixed) == 6
+
+
+def test_fair_policy_spreads_containers_fifo_policy_does_not() -> None:
+    wl = _workload({"root.default": 2}, maps=10)
+    fair = build_simulation(
+        "fair", wl, _alloc('<queue name="default"><maxAMShare>1</maxAMShare></queue>')
+    )
+    fair.run_until(5.5)  # both AMs (4096) running and asking for maps; 4096 MB left
+    assert [a.running_containers for a in fair.app_views()] == [3, 3]
+    fifo = build_simulation(
+        "fair",
+        wl,
+        _alloc(
+            '<queue name="default"><maxAMShare>1</maxAMShare>'
+            "<schedulingPolicy>fifo</schedulingPolicy></queue>"
+        ),
+    )
+    fifo.run_until(5.5)
+    assert [a.running_containers for a in fifo.app_views()] == [5, 1]
+
+
+def test_weights_split_the_cluster_between_busy_queues() -> None:
+    wl = _workload({"root.a": 1, "root.b": 1}, maps=40, nodes=4)
+    config = _alloc(
+        '<queue name="a"><weight>1</weight><maxAMShare>1</maxAMShare></queue>'
+        '<queue name="b"><weight>3</weight><maxAMShare>1</maxAMShare></queue>'
+    )
+    sim = build_simulation("fair", wl, config)
+    sim.run_until(5.5)
+    views = {q.path: q for q in sim.view().queues}
+    assert views["root.a"].fair_share.memory_mb == 8192
+    assert views["root.b"].fair_share.memory_mb == 24576
+    assert views["root.a"].used.memory_mb == 8192
+    assert views["root.b"].used.memory_mb == 24576
+
+
+def test_an_unknown_queue_is_created_as_a_leaf_under_root() -> None:
+    wl = _workload({"root.adhoc": 1}, maps=2)
+    sim = build_simulation("fair", wl, _alloc('<queue name="default"/>'))
+    result = sim.run()
+    assert result.finished and result.jobs_completed == 1
+    views = {q.path: q for q in sim.view().queues}
+    assert views["root.adhoc"].is_leaf and "root.adhoc" in views["root"].children
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"<allocations>",
+        b"<configuration/>",
+        _alloc("<defaultQueueSchedulingPolicy>fifo</defaultQueueSchedulingPolicy>"),
+        _alloc('<queue name="a"><weight>heavy</weight></queue>'),
+        _alloc('<queue name="a"><minResources>1024 mb</minResources></queue>'),
+        _alloc('<queue name="a.b"/>'),
+    ],
+)
+def test_a_bad_file_on_reload_is_refused_and_the_old_one_kept(bad: bytes) -> None:
+    wl = _workload({"root.default": 2}, maps=2)
+    good = default_scheduler_config("fair", wl.queues, 0.7)
+    sim = build_simulation("fair", wl, good)
+    sim.run_until(1.0)
+    with pytest.raises(SchedulerConfigError):
+        sim.reload_scheduler_config(bad)
+    assert sim.scheduler_config() == good
+    assert sim.scheduler.global_am_share == pytest.approx(0.7)
+    assert sim.run().finished
+
+
+def test_reload_applies_a_new_share_to_waiting_apps() -> None:
+    wl = _workload({"root.default": 3}, maps=2)
+    sim = build_simulation("fair", wl, default_scheduler_config("fair", wl.queues, 0.25))
+    sim.run_until(1.0)
+    assert _running(sim) == 1
+    sim.reload_scheduler_config(default_scheduler_config("fair", wl.queues, 0.75))
+    sim.run_until(1.0)
+    assert _running(sim) == 3
+    assert sim.result().a_trace == [[0.0, 0.25], [1.0, 0.75]]
+
+
+def test_reads_the_shipped_sls_fair_scheduler_xml() -> None:
+    path = SHARED / "fixtures" / "sls" / "fair-scheduler.xml"
+    if not path.exists():
+        pytest.skip("../shared not present, no sample fair-scheduler.xml")
+    conf = parse_allocation_file(path.read_bytes())
+    weights = {q.path: q.weight for q in conf.queues}
+    assert weights == {
+        "root": 1.0,
+        "root.sls_queue_1": 0.25,
+        "root.sls_queue_2": 0.25,
+        "root.sls_queue_3": 0.5,
+    }
+    assert conf.user_max_apps_default == 1000
+    assert conf.queues[1].min_resources == ResourceSpec(memory_mb=1024, vcores=1)
+
+
+def test_nested_pools_and_a_declared_root() -> None:
+    conf = parse_allocation_file(
+        _alloc(
+            '<queue name="root"><queue name="eng" type="parent">'
+            '<pool name="ml"><maxAMShare>2.0</maxAMShare></pool></queue></queue>'
+        )
+    )
+    by_path = {q.path: q for q in conf.queues}
+    assert by_path["root.eng"].children == ("root.eng.ml",)
+    assert by_path["root.eng.ml"].max_am_share == 1.0  # capped
+    assert conf.queue_max_am_share_default == 0.5
