@@ -68,6 +68,12 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
+def _copy_selinux_label(path: Path, fd: int) -> None:
+    """Best effort: without the label, an enforcing host may deny the RM the new file."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.setxattr(fd, "security.selinux", os.getxattr(path, "security.selinux"))
+
+
 def _read_current(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -78,7 +84,8 @@ def _read_current(path: Path) -> bytes:
 def _replace(path: Path, data: bytes, expected: bytes | None) -> None:
     """Atomically make ``path`` hold ``data``; with ``expected``, only if it still holds that.
 
-    Mode (and, as root, owner) of the existing file are kept so the RM can still read it.
+    Mode, owner (as root) and SELinux label of the existing file are kept so the RM can
+    still read it.
     """
     directory = path.parent
     try:
@@ -105,6 +112,7 @@ def _replace(path: Path, data: bytes, expected: bytes | None) -> None:
                 if os.geteuid() == 0:
                     with contextlib.suppress(OSError):
                         os.fchown(fd, st.st_uid, st.st_gid)
+                _copy_selinux_label(path, fd)
             os.fsync(fd)
         finally:
             os.close(fd)

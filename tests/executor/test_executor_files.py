@@ -48,10 +48,13 @@ def listing(directory: Path) -> list[str]:
 def test_write_replaces_file_keeps_mode_and_backs_up(tmp_path: Path) -> None:
     edit = fair_edit(tmp_path)
     edit.path.chmod(0o640)
+    owner = (65534, 65534) if os.geteuid() == 0 else (os.getuid(), os.getgid())
+    os.chown(edit.path, *owner)  # as root: a file owned by someone else (yarn) stays theirs
     backups = tmp_path / "backups"
     backup = write_atomically(edit, backup_dir=backups, keep_backups=3)
     assert edit.path.read_bytes() == edit.new_data
     assert stat.S_IMODE(edit.path.stat().st_mode) == 0o640
+    assert (edit.path.stat().st_uid, edit.path.stat().st_gid) == owner
     assert backup is not None and backup.parent == backups
     assert backup.read_bytes() == FAIR
     assert backup.name.startswith("fair-scheduler.xml.") and backup.name.endswith("Z.bak")
