@@ -307,12 +307,12 @@ class SchedulerFile:
     def read(cls, path: str | Path, kind: SchedulerKind | str) -> SchedulerFile:
         path = Path(path)
         try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                raise ExecutorError(f"{path}: {size} bytes is larger than {MAX_FILE_BYTES}")
-            data = path.read_bytes()
+            with path.open("rb") as f:
+                data = f.read(MAX_FILE_BYTES + 1)  # never more, whatever the file claims
         except OSError as e:
             raise ExecutorError(f"cannot read {path}: {e.strerror or e}") from None
+        if len(data) > MAX_FILE_BYTES:
+            raise ExecutorError(f"{path}: larger than {MAX_FILE_BYTES} bytes; not a scheduler file")
         return cls(path, kind, data)
 
     # --- lookup -----------------------------------------------------------------------------
