@@ -1,0 +1,139 @@
+"""The Simulation facade: determinism, the view's counters, limits, periodic tasks, results."""
+
+from __future__ import annotations
+
+import pytest
+
+from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+
+
+def _job(name: str, submit: float, maps: int, duration: float = 20.0) -> JobSpec:
+    return JobSpec(
+        job_id=name,
+        submit_s=submit,
+        queue="root.default",
+        maps=(TaskGroup("map", maps, 1024, 1, duration, 1.0, 5.0),) if maps else (),
+        reduces=(TaskGroup("reduce", 1, 1024, 1, 10.0, 0.5, 5.0),) if maps else (),
+    )
+
+
+def _workload(n: int = 6, nodes: int = 1) -> Workload:
+    return Workload("t", tuple(_job(f"j{i}", i * 3.0, 4) for i in range(n)), nodes=nodes)
+
+
+def _sim(kind: str, wl: Workload, a: float, seed: int = 0) -> Simulation:
+    return build_simulation(kind, wl, default_scheduler_config(kind, wl.queues, a), seed=seed)
+
+
+@pytest.mark.parametrize("kind", ["capacity", "fair"])
+def test_same_seed_same_result_other_seed_other_durations(kind: str) -> None:
+    def run(seed: int) -> dict[str, object]:
+        result = _sim(kind, _workload(), 0.5, seed).run().to_json_dict()
+        result.pop("wall_seconds")
+        return result
+
+    assert run(7) == run(7)
+    assert run(7)["makespan_s"] != run(8)["makespan_s"]
+
+
+def test_result_has_the_agreed_fields() -> None:
+    result = _sim("capacity", _workload(), 0.5).run().to_json_dict()
+    for key in (
+        "makespan_s",
+        "mean_jct_s",
+        "p95_jct_s",
+        "jobs_completed",
+        "jobs_total",
+        "sim_seconds",
+        "wall_seconds",
+        "events",
+        "mean_memory_utilisation",
+        "a_trace",
+        "finished",
+        "stopped_reason",
+    ):
+        assert key in result
+    assert result["finished"] is True and result["stopped_reason"] is None
+    assert result["jobs_completed"] == result["jobs_total"] == 6
+    assert result["a_trace"] == [[0.0, 0.5]]
+    assert result["events"] > 0
+
+
+def test_memory_utilisation_is_time_weighted() -> None:
+    # one job with no tasks: its 2048 MB AM is held for 5 s start-up + 2 s tear-down
+    wl = Workload("am-only", (_job("j", 0.0, 0),), nodes=1)
+    result = _sim("capacity", wl, 1.0).run()
+    assert result.makespan_s == pytest.approx(7.0)
+    assert result.mean_memory_utilisation == pytest.approx(2048 / 8192)
+    assert result.mean_jct_s == result.p95_jct_s == pytest.approx(7.0)
+
+
+def test_apps_pending_counts_activated_apps_still_without_an_am_container() -> None:
+    wl = Workload("t", (_job("big", 0.0, 6, duration=100.0), _job("late", 10.0, 1)), nodes=1)
+    sim = _sim("capacity", wl, 1.0)
+    sim.run_until(11.0)  # big: AM + 6 maps fill the node; late is activated, no room for its AM
+    view = sim.view()
+    leaf = next(q for q in view.queues if q.path == "root.default")
+    assert (leaf.num_active_apps, leaf.num_pending_apps) == (2, 0)
+    assert (view.apps_pending, view.apps_running, view.apps_submitted) == (1, 1, 2)
+    assert view.allocated.memory_mb == view.total.memory_mb == 8192
+    assert [a.state for a in sim.app_views()] == ["RUNNING", "ACCEPTED"]
+    assert [a.app_id for a in sim.app_views(states={"ACCEPTED"})] == [
+        "application_1700000000000_0002"
+    ]
+    assert len(sim.app_views(limit=1)) == 1
+
+
+def test_a_run_that_cannot_finish_stops_and_says_why() -> None:
+    wl = _workload(2)
+    stalled = _sim("fair", wl, 0.0).run()  # maxAMShare 0: no AM can ever start
+    assert not stalled.finished
+    assert stalled.makespan_s is None and stalled.jobs_completed == 0
+    assert "stalled" in (stalled.stopped_reason or "")
+
+    limited = _sim("capacity", wl, 0.5).run(max_sim_seconds=10.0)
+    assert not limited.finished and limited.sim_seconds == 10.0
+    assert "max_sim_seconds" in (limited.stopped_reason or "")
+
+
+def test_run_until_never_passes_the_requested_time() -> None:
+    sim = _sim("capacity", _workload(), 0.5)
+    for t in (0.5, 2.0, 2.0, 17.25):
+        sim.run_until(t)
+        assert sim.now == t
+    assert not sim.done
+
+
+def test_periodic_tasks_run_in_simulated_time_and_can_reconfigure() -> None:
+    wl = _workload(6)
+    sim = _sim("capacity", wl, 0.1)
+    seen: list[float] = []
+
+    def tick(s: Simulation) -> None:
+        seen.append(s.now)
+        if s.now == 20.0:
+            s.reload_scheduler_config(default_scheduler_config("capacity", wl.queues, 0.5))
+
+    sim.schedule_every(10.0, tick, first_at=0.0)
+    result = sim.run()
+    assert result.finished
+    assert seen[:3] == [0.0, 10.0, 20.0]
+    assert result.a_trace == [[0.0, 0.1], [20.0, 0.5]]
+    assert seen[-1] <= result.sim_seconds  # stopped re-arming once all jobs were done
+
+
+def test_view_reports_the_cluster_in_rm_terms() -> None:
+    sim = build_simulation("fair", _workload(nodes=3), node_memory_mb=4096, node_vcores=4)
+    view = sim.view()
+    assert (view.total.memory_mb, view.total.vcores, view.active_nodes) == (12288, 12, 3)
+    assert view.scheduler == "fair"
+    assert [q.path for q in view.queues] == ["root", "root.default"]
+    assert view.minimum_allocation.memory_mb == 1024
+
+
+def test_an_empty_workload_is_done_at_once() -> None:
+    sim = build_simulation("capacity", Workload("none", (), nodes=1))
+    assert sim.done
+    result = sim.run()
+    assert result.finished and result.jobs_total == 0 and result.makespan_s == 0.0
