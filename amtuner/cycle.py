@@ -6,9 +6,27 @@ collaborators they hand in differ.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Protocol
 
-from amtuner.model import ControllerState, Decision, Observation
+from amtuner import guard
+from amtuner.config import Config
+from amtuner.controller import Policy, get_policy
+from amtuner.executor import (
+    ConcurrentEditError,
+    ExecutorError,
+    Refresher,
+    RefreshError,
+    SchedulerFile,
+    UnsafeXMLError,
+    WriteError,
+    apply_edit,
+)
+from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, SchedulerKind
+from amtuner.monitor import ObservationError
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,3 +59,132 @@ class CycleReport:
 
 States = dict[str, ControllerState]
 """Controller state per target key (``GLOBAL_TARGET`` for the scheduler-wide value)."""
+
+
+class Monitor(Protocol):
+    def observe(self, targets: Sequence[str] = ()) -> Observation: ...
+
+
+def _error_label(exc: ExecutorError) -> str:
+    for cls, label in (
+        (ConcurrentEditError, "concurrent-edit"),
+        (UnsafeXMLError, "unsafe-xml"),
+        (WriteError, "write-failed"),
+        (RefreshError, "refresh-failed"),
+    ):
+        if isinstance(exc, cls):
+            return label
+    return "scheduler-file"
+
+
+@dataclass
+class Cycle:
+    """Observe → decide per target → guard → apply (or show). Never raises for an RM or file
+    problem: those become a CycleReport with `error` set and the states handed back unchanged,
+    so one bad cycle cannot stop the daemon or move the controller on false data."""
+
+    config: Config
+    monitor: Monitor
+    refresher: Refresher
+    policy: Policy | None = None
+    clock: Callable[[], float] = time.time
+    read_file: Callable[[Path, SchedulerKind], SchedulerFile] = field(
+        default=SchedulerFile.read
+    )
+
+    def run(self, states: Mapping[str, ControllerState]) -> tuple[CycleReport, States]:
+        started = self.clock()
+        report, new_states = self._run(dict(states))
+        report = replace(report, started=started, duration_s=self.clock() - started)
+        return report, (dict(states) if report.error else new_states)
+
+    def _run(self, states: States) -> tuple[CycleReport, States]:
+        cfg = self.config
+        targets = cfg.scheduler.targets or (GLOBAL_TARGET,)
+        paused = guard.paused(cfg.guard)
+        blank = CycleReport(
+            started=0.0, duration_s=0.0, observation=None, dry_run=cfg.dry_run, paused=paused
+        )
+
+        def failed(error: str, message: str, **kw: object) -> tuple[CycleReport, States]:
+            return replace(blank, error=error, message=message, **kw), states
+
+        try:
+            obs = self.monitor.observe([t for t in targets if t != GLOBAL_TARGET])
+        except ObservationError as exc:
+            return failed(exc.reason, str(exc))
+        blank = replace(blank, observation=obs)
+
+        kind = obs.scheduler
+        if cfg.scheduler.kind not in ("auto", kind):
+            return failed(
+                "scheduler-mismatch",
+                f"config says scheduler.kind {cfg.scheduler.kind} but the RM runs the {kind} "
+                "scheduler; nothing changed",
+            )
+        if cfg.scheduler.config_file is None:
+            return failed("scheduler-file", "scheduler.config_file is not set; nothing changed")
+        try:
+            sched_file = self.read_file(cfg.scheduler.config_file, kind)
+        except ExecutorError as exc:
+            return failed(_error_label(exc), str(exc))
+
+        policy = self.policy or get_policy(cfg.controller.policy)
+        decisions: list[Decision] = []
+        new_states = dict(states)
+        values: dict[str, float] = {}
+        hypothetical = cfg.dry_run or paused
+        for target in targets:
+            on_disk = sched_file.effective_value(target)
+            state = _baseline(states.get(target), on_disk, cfg, trust_state=hypothetical)
+            decision, new_state = policy(obs, state, cfg.controller, target)
+            decision, new_state = guard.apply(decision, state, new_state, obs, cfg.guard)
+            decisions.append(decision)
+            new_states[target] = new_state
+            if decision.changed and decision.new_a != on_disk:
+                values[target] = decision.new_a
+        blank = replace(blank, decisions=tuple(decisions))
+
+        if not values:
+            return replace(blank, message="no change"), new_states
+        try:
+            edit = sched_file.edit(values)
+        except ExecutorError as exc:
+            return failed(_error_label(exc), str(exc))
+        refresh = self.refresher.describe()
+        blank = replace(blank, diff=edit.diff, refresh=refresh)
+        if hypothetical:
+            why = "dry-run" if cfg.dry_run else f"paused ({cfg.guard.pause_file} exists)"
+            message = f"{why}: would write {edit.path} and refresh with {refresh}"
+            return replace(blank, message=message), new_states
+        try:
+            apply_edit(
+                edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
+            )
+        except ExecutorError as exc:
+            return failed(_error_label(exc), str(exc), diff=edit.diff, refresh=refresh)
+        for target in values:
+            new_states[target] = guard.mark_changed(new_states[target], obs.time)
+        message = f"wrote {edit.path} and refreshed with {refresh}"
+        return replace(blank, applied=True, message=message), new_states
+
+
+def _baseline(
+    state: ControllerState | None, on_disk: float, cfg: Config, *, trust_state: bool
+) -> ControllerState:
+    """The state the controller starts this period from.
+
+    The file is the truth: if someone (an admin, a restore from backup) set a different value,
+    the search restarts from that value with the widest step, keeping the last P and R. In
+    dry-run or while paused nothing is written, so the remembered value is the one the loop would
+    have set, and the file's value is only the starting point."""
+    lo, hi = cfg.controller.a_min, cfg.controller.a_max
+    # FairScheduler's maxAMShare -1 means "no limit": the nearest tunable value is the top.
+    start = hi if on_disk < 0 else min(max(on_disk, lo), hi)
+    if state is None:
+        return ControllerState(a=start)
+    if trust_state or abs(state.a - on_disk) < 1e-9:
+        return state
+    return replace(state, a=start, n=1)
+
+

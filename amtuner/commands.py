@@ -1,0 +1,172 @@
+"""`amtuner once` and `amtuner check`: one cycle by hand, and a pre-flight check.
+
+Exit codes (the same for every command that touches an RM; documented in the README):
+
+    0  done (a change was applied, shown in dry-run, or not needed)
+    1  risky settings found (check only) or an unexpected internal error
+    2  usage error or invalid configuration
+    3  the RM could not be observed (unreachable, standby only, garbage); nothing changed
+    4  the scheduler file could not be read, edited or written; nothing changed
+    5  the refresh failed; the previous scheduler file was restored
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from amtuner.config import Config, ConfigError, load_config
+from amtuner.cycle import Cycle, CycleReport
+from amtuner.executor import ExecutorError, SchedulerFile, make_refresher
+from amtuner.model import GLOBAL_TARGET, Observation
+from amtuner.monitor import ObservationError, RMClient, make_session
+from amtuner.risks import find_risks
+from amtuner.state import StateError, load_states, save_states
+
+EXIT_OK = 0
+EXIT_RISKS = 1
+EXIT_CONFIG = 2
+EXIT_RM = 3
+EXIT_FILE = 4
+EXIT_REFRESH = 5
+
+log = logging.getLogger(__name__)
+
+_FILE_ERRORS = {"scheduler-file", "unsafe-xml", "concurrent-edit", "write-failed"}
+
+
+def exit_code(report: CycleReport) -> int:
+    if report.error is None:
+        return EXIT_OK
+    if report.error == "refresh-failed":
+        return EXIT_REFRESH
+    if report.error in _FILE_ERRORS or report.error == "scheduler-mismatch":
+        return EXIT_FILE
+    return EXIT_RM
+
+
+def target_name(target: str) -> str:
+    return target or "global"
+
+
+def describe_observation(obs: Observation) -> str:
+    am = "n/a" if obs.am_memory_used_mb is None else f"{obs.am_memory_used_mb} MB"
+    return (
+        f"{obs.scheduler} scheduler via {obs.source}: P={obs.pending_apps} R={obs.running_apps} "
+        f"memory {obs.memory_used_mb}/{obs.memory_total_mb} MB ({obs.memory_ratio:.2f}) "
+        f"AM memory {am}"
+    )
+
+
+def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
+    """The human form of a cycle: observation, one decision line per target, then the diff."""
+    if report.observation is not None:
+        print(f"observed  {describe_observation(report.observation)}", file=out)
+    for d in report.decisions:
+        print(
+            f"decision  {target_name(d.target)}: {d.old_a:g} -> {d.new_a:g} [{d.rule}] {d.reason}",
+            file=out,
+        )
+    if report.diff:
+        print(report.diff.rstrip("\n"), file=out)
+    if report.error:
+        print(f"error     {report.error}: {report.message}", file=out)
+    elif report.message:
+        print(f"result    {report.message}", file=out)
+
+
+def _load(args: argparse.Namespace) -> Config:
+    cfg = load_config(args.config)
+    if getattr(args, "dry_run", False):
+        cfg = cfg.with_dry_run(True)
+    return cfg
+
+
+def build_cycle(cfg: Config) -> Cycle:
+    session = make_session(cfg.rm)
+    monitor = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
+    refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
+    return Cycle(config=cfg, monitor=monitor, refresher=refresher)
+
+
+def cmd_once(args: argparse.Namespace) -> int:
+    try:
+        cfg = _load(args)
+        states = load_states(cfg.state_file)
+    except (ConfigError, StateError) as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    report, new_states = build_cycle(cfg).run(states)
+    print_report(report)
+    if not report.error and not (cfg.dry_run or report.paused):
+        try:
+            save_states(cfg.state_file, new_states)
+        except StateError as exc:
+            print(f"amtuner: {exc}", file=sys.stderr)
+            return EXIT_FILE
+    return exit_code(report)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    try:
+        cfg = _load(args)
+    except ConfigError as exc:
+        print(f"config    INVALID: {exc}")
+        return EXIT_CONFIG
+    print(f"config    ok: {args.config}")
+    session = make_session(cfg.rm)
+    client = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
+    targets = [t for t in cfg.scheduler.targets if t != GLOBAL_TARGET]
+    try:
+        obs = client.observe(targets)
+    except ObservationError as exc:
+        print(f"rm        UNREACHABLE ({exc.reason}): {exc}")
+        return EXIT_RM
+    print(f"rm        ok: {describe_observation(obs)}")
+    if cfg.scheduler.kind not in ("auto", obs.scheduler):
+        print(f"scheduler MISMATCH: config says {cfg.scheduler.kind}, RM runs {obs.scheduler}")
+        return EXIT_FILE
+    if cfg.scheduler.config_file is None:
+        print("file      MISSING: scheduler.config_file is not set")
+        return EXIT_FILE
+    try:
+        sched_file = SchedulerFile.read(cfg.scheduler.config_file, obs.scheduler)
+    except ExecutorError as exc:
+        print(f"file      UNUSABLE: {exc}")
+        return EXIT_FILE
+    for target in cfg.scheduler.targets or (GLOBAL_TARGET,):
+        try:
+            value = sched_file.effective_value(target)
+        except ExecutorError as exc:
+            print(f"file      UNUSABLE: {exc}")
+            return EXIT_FILE
+        print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
+    risks = find_risks(sched_file, obs, cfg)
+    for risk in risks:
+        print(f"risk      {risk}")
+    refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
+    print(f"refresh   {refresher.describe()}")
+    return EXIT_RISKS if risks else EXIT_OK
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    once = subparsers.add_parser(
+        "once",
+        help="run one control cycle and print what it saw, decided and did",
+        description="Observe the RM, decide with the controller, apply (or show) the change.",
+    )
+    once.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    once.add_argument(
+        "--dry-run", action="store_true", help="print the diff and the refresh; write nothing"
+    )
+    once.set_defaults(func=cmd_once)
+
+    check = subparsers.add_parser(
+        "check",
+        help="validate the config, reach the RM, read the scheduler file, report risks",
+    )
+    check.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    check.set_defaults(func=cmd_check)

@@ -1,0 +1,66 @@
+"""Settings that make the AM share meaningless or dangerous to tune, found before the daemon runs.
+
+Each finding is a sentence an operator can act on. These are the traps that cost real clusters
+hours: a FairScheduler `queueMaxAppsDefault` that silently caps the root queue too (yarn-facts
+§2.2), a `maxAMShare` of -1 that turns the limit off (so writing a value turns it back on), and a
+range [a_min, a_max] whose low end cannot fit a single AM container.
+"""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+from amtuner.config import Config
+from amtuner.executor import SchedulerFile
+from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
+
+_QUEUE_TAGS = ("queue", "pool")
+
+
+def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list[str]:
+    # SchedulerFile.read has already refused DOCTYPE and entity declarations.
+    root = ET.fromstring(sched_file.data)
+    risks: list[str] = []
+    if sched_file.kind == SchedulerKind.FAIR:
+        risks += _fair_structure_risks(root)
+    am_mb = cfg.controller.unit_mb * 2
+    for target in cfg.scheduler.targets or (GLOBAL_TARGET,):
+        name = target or "global value"
+        value = sched_file.effective_value(target)
+        if sched_file.kind == SchedulerKind.FAIR and value < 0:
+            risks.append(
+                f"{name}: maxAMShare is {value:g}, which disables the AM limit; the first change "
+                "amtuner writes will turn the limit back on"
+            )
+            continue
+        queue = obs.queue(target) if target else None
+        share = (queue.memory_share_mb if queue else None) or obs.memory_total_mb
+        lowest = cfg.controller.a_min * share
+        if lowest < am_mb:
+            consequence = (
+                "no job could start (FairScheduler admits no AM over the limit)"
+                if sched_file.kind == SchedulerKind.FAIR
+                else "only one job at a time could run (the first AM is always admitted)"
+            )
+            risks.append(
+                f"{name}: at controller.a_min {cfg.controller.a_min:g} the AM limit is "
+                f"{lowest:.0f} MB of {share} MB, less than one AM ({am_mb} MB): {consequence}; "
+                "raise controller.a_min"
+            )
+    return risks
+
+
+def _fair_structure_risks(root: ET.Element) -> list[str]:
+    default = root.findtext("queueMaxAppsDefault")
+    if default is None:
+        return []
+    declared_root = next(
+        (q for q in root if q.tag in _QUEUE_TAGS and q.get("name") == "root"), None
+    )
+    if declared_root is not None and declared_root.find("maxRunningApps") is not None:
+        return []
+    return [
+        f"queueMaxAppsDefault {default.strip()} also applies to the root queue, so the whole "
+        f"cluster runs at most {default.strip()} apps whatever maxAMShare says; declare "
+        '<queue name="root"> with an explicit <maxRunningApps> (and on parent queues)'
+    ]

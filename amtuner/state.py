@@ -1,0 +1,82 @@
+"""The controller's memory between cycles, kept in a small JSON file.
+
+The paper's bisection depends on n, P(t-1) and R(t-1); without them every restart (and every
+`amtuner once`) would begin the search again from the widest step. The file is rewritten
+atomically, so a crash leaves the previous state, never half of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from amtuner.cycle import States
+from amtuner.model import ControllerState
+
+FORMAT_VERSION = 1
+
+
+class StateError(OSError):
+    """The state file cannot be read or written; the message says which file and why."""
+
+
+def load_states(path: Path) -> States:
+    """Missing file = a first start. A corrupt file is an error, not a silent reset: an operator
+    should know the bisection restarted."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    except OSError as exc:
+        raise StateError(f"cannot read state file {path}: {exc.strerror or exc}") from exc
+    try:
+        doc = json.loads(raw)
+        if doc.get("version") != FORMAT_VERSION:
+            raise ValueError(f"unknown format version {doc.get('version')!r}")
+        return {
+            target: ControllerState(
+                a=float(s["a"]),
+                n=int(s["n"]),
+                prev_pending=None if s.get("prev_pending") is None else int(s["prev_pending"]),
+                prev_running=None if s.get("prev_running") is None else int(s["prev_running"]),
+                extra={k: float(v) for k, v in s.get("extra", {}).items()},
+            )
+            for target, s in doc["targets"].items()
+        }
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise StateError(
+            f"state file {path} is not valid ({exc}); move it aside to restart the search"
+        ) from exc
+
+
+def save_states(path: Path, states: States) -> None:
+    doc = {
+        "version": FORMAT_VERSION,
+        "targets": {
+            target: {
+                "a": s.a,
+                "n": s.n,
+                "prev_pending": s.prev_pending,
+                "prev_running": s.prev_running,
+                "extra": dict(s.extra),
+            }
+            for target, s in sorted(states.items())
+        },
+    }
+    data = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise StateError(f"cannot write state file {path}: {exc.strerror or exc}") from exc
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except OSError as exc:
+        Path(tmp).unlink(missing_ok=True)
+        raise StateError(f"cannot write state file {path}: {exc.strerror or exc}") from exc
