@@ -15,7 +15,12 @@ from collections.abc import Sequence
 
 from amtuner import __version__
 
-COMMANDS: tuple[str, ...] = ("amtuner.commands", "amtuner.demo", "amtuner.sim.cli")
+COMMANDS: tuple[str, ...] = (
+    "amtuner.commands",
+    "amtuner.demo",
+    "amtuner.sim.cli",
+    "amtuner.sim.serve",
+)
 """Modules whose ``register`` adds subcommands, in the order `--help` lists them."""
 
 EXIT_OK = 0
