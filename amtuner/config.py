@@ -120,7 +120,7 @@ class GuardSettings:
 
     max_change_per_cycle: float = 0.2
     """Largest |new A - old A| applied in one cycle; larger decisions are clipped."""
-    hold_off_seconds: float = 60.0
+    hold_off_seconds: float = 25.0
     """No new change until the RM has reloaded the last one and this long has passed."""
     pause_file: Path | None = None
     """While this file exists amtuner keeps monitoring but writes nothing (also SIGUSR1/SIGUSR2)."""
