@@ -151,6 +151,8 @@ class Cycle:
             edit = sched_file.edit(values)
         except ExecutorError as exc:
             return failed(_error_label(exc), str(exc))
+        if not edit.changed:
+            return replace(blank, message="no change: the file already holds it"), new_states
         refresh = self.refresher.describe()
         blank = replace(blank, diff=edit.diff, refresh=refresh)
         if hypothetical:
@@ -163,10 +165,15 @@ class Cycle:
             )
         except ExecutorError as exc:
             return failed(_error_label(exc), str(exc), diff=edit.diff, refresh=refresh)
-        for target in values:
-            new_states[target] = guard.mark_changed(new_states[target], obs.time)
+        for target, (_, written) in edit.targets.items():
+            changed = replace(new_states[target], a=written)
+            new_states[target] = guard.mark_changed(changed, obs.time)
         message = f"wrote {edit.path} and refreshed with {refresh}"
         return replace(blank, applied=True, message=message), new_states
+
+
+SAME_VALUE = 5e-5
+"""Values closer than this are the same A: files hold at most 4 decimals."""
 
 
 def _baseline(
@@ -183,7 +190,7 @@ def _baseline(
     start = hi if on_disk < 0 else min(max(on_disk, lo), hi)
     if state is None:
         return ControllerState(a=start)
-    if trust_state or abs(state.a - on_disk) < 1e-9:
+    if trust_state or abs(state.a - on_disk) < SAME_VALUE:
         return state
     return replace(state, a=start, n=1)
 
