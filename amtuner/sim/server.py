@@ -28,6 +28,8 @@ log = logging.getLogger(__name__)
 
 ALLOC_RELOAD_INTERVAL_S = 10.0
 ALLOC_RELOAD_WAIT_S = 5.0
+SIM_TIME_HEADER = "X-Simulated-Time"
+"""Every answer carries the simulated clock (seconds), so a client can wait for simulated time."""
 
 
 class RunnableSim(SimLike, Protocol):
@@ -104,6 +106,7 @@ class _Handler(BaseHTTPRequestHandler):
         body = self.rfile.read(length) if length > 0 else b""
         owner = self.server.owner
         with owner.lock:
+            clock = owner.clock
             response = rmapi.handle(
                 owner.sim,
                 self.command,
@@ -113,6 +116,7 @@ class _Handler(BaseHTTPRequestHandler):
                 options=owner.options,
             )
         self.send_response(response.status)
+        self.send_header(SIM_TIME_HEADER, f"{clock:.3f}")
         for name, value in response.headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(response.body)))
@@ -165,6 +169,11 @@ class SimServer:
     def url(self) -> str:
         host, port = self._http.server_address[:2]
         return f"http://{host}:{port}"
+
+    @property
+    def clock(self) -> float:
+        """Simulated time the simulation has been run to."""
+        return self._clock
 
     def sim_time_of(self, epoch_s: float) -> float:
         """The simulated instant that a wall-clock time stands for."""

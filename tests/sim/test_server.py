@@ -5,17 +5,21 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import subprocess
+import sys
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
 
 from amtuner.model import SchedulerKind
-from amtuner.sim.rmapi import FaceOptions
-from amtuner.sim.server import AllocationFileWatcher, SimServer
+from amtuner.sim.rmapi import NOT_MUTABLE, FaceOptions
+from amtuner.sim.server import SIM_TIME_HEADER, AllocationFileWatcher, SimServer
 from amtuner.sim.view import AppView, ClusterView, QueueView, Res
 
 ALLOC = b"<allocations><queueMaxAMShareDefault>0.5</queueMaxAMShareDefault></allocations>"
@@ -180,3 +184,188 @@ def test_capacity_server_reloads_only_on_refresh(tmp_path: Path) -> None:
         r = requests.post(f"{server.url}/ws/v1/cluster/sim/refresh-queues", timeout=5)
         assert r.status_code == 400 and "bad allocation file" in r.text
         assert sim.config == new
+
+
+# ------------------------------------------------------------------- `amtuner sim`, end to end
+
+REPO = Path(__file__).resolve().parents[2]
+AM_PERCENT = "yarn.scheduler.capacity.maximum-am-resource-percent"
+
+
+class RunningSim:
+    def __init__(self, proc: subprocess.Popen[str], url: str, config: Path, stderr: Path) -> None:
+        self.proc, self.url, self.config, self.stderr = proc, url, config, stderr
+
+    def get(self, path: str, **kw: Any) -> requests.Response:
+        return requests.get(self.url + path, timeout=10, **kw)
+
+    def clock(self) -> float:
+        return float(self.get("/ws/v1/cluster/info").headers[SIM_TIME_HEADER])
+
+    def wait_sim_seconds(self, seconds: float) -> None:
+        target = self.clock() + seconds
+        wait_for(lambda: self.clock() >= target)
+
+
+@pytest.fixture
+def start_sim(tmp_path: Path) -> Iterator[Callable[..., RunningSim]]:
+    procs: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> RunningSim:
+        n = len(procs)
+        stderr = tmp_path / f"sim{n}.err"
+        cmd = [sys.executable, "-m", "amtuner", "sim", "--port", "0", *args]
+        if "--scheduler-config" not in args:
+            cmd += ["--state-dir", str(tmp_path / f"state{n}")]
+        with stderr.open("w") as err:
+            proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=err, text=True)
+        procs.append(proc)
+        assert proc.stdout is not None
+        config_line = proc.stdout.readline()
+        listening = proc.stdout.readline()
+        assert config_line.startswith("scheduler config: "), (config_line, stderr.read_text())
+        assert listening.startswith("listening on http://127.0.0.1:"), stderr.read_text()
+        config = Path(config_line.removeprefix("scheduler config: ").strip())
+        return RunningSim(proc, listening.split()[-1], config, stderr)
+
+    yield start
+    for proc in procs:
+        if proc.poll() is None:
+            proc.kill()
+        proc.wait(timeout=10)
+        if proc.stdout is not None:
+            proc.stdout.close()
+
+
+def stop(sim: RunningSim) -> int:
+    sim.proc.send_signal(signal.SIGTERM)
+    return sim.proc.wait(timeout=20)
+
+
+def leaf(sim: RunningSim, name: str = "root.default") -> dict[str, Any]:
+    info = sim.get("/ws/v1/cluster/scheduler").json()["scheduler"]["schedulerInfo"]
+    queues = (
+        info["rootQueue"]["childQueues"]["queue"]
+        if "rootQueue" in info
+        else info["queues"]["queue"]
+    )
+    return next(q for q in queues if q.get("queuePath", q["queueName"]) == name)
+
+
+def refresh(*urls: str) -> subprocess.CompletedProcess[str]:
+    args = [a for u in urls for a in ("--url", u)]
+    cmd = [sys.executable, "-m", "amtuner", "sim-admin", "refresh-queues", *args]
+    return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=60)
+
+
+@pytest.mark.slow
+def test_fair_sim_serves_the_rm_api_and_reloads_its_allocation_file(
+    start_sim: Callable[..., RunningSim],
+) -> None:
+    sim = start_sim("--scheduler", "fair", "--workload", "paper:grep", "--speed", "500")
+    assert sim.config.name == "fair-scheduler.xml" and sim.config.is_file()
+    info = sim.get("/ws/v1/cluster/info").json()["clusterInfo"]
+    assert info["haState"] == "ACTIVE"
+
+    def metrics() -> dict[str, Any]:
+        return sim.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]
+
+    wait_for(lambda: metrics()["appsSubmitted"] == 30)  # all submitted at t=0
+    assert metrics()["totalMB"] == 4 * 8192
+    apps = sim.get("/ws/v1/cluster/apps", params={"limit": "5"}).json()["apps"]["app"]
+    assert len(apps) == 5 and apps[0]["id"].startswith("application_")
+    assert "Cluster Metrics" in sim.get("/cluster").text
+    assert leaf(sim)["maxApps"] == 2147483647
+
+    new = sim.config.read_text().replace("<weight>", "<maxRunningApps>7</maxRunningApps><weight>")
+    sim.config.write_text(new)
+    wait_for(lambda: leaf(sim)["maxApps"] == 7)
+
+    sim.config.write_text("<allocations><queue name='default'><weight>x</weight>")
+    sim.wait_sim_seconds(30)
+    assert leaf(sim)["maxApps"] == 7
+    assert "will use existing allocations" in sim.stderr.read_text()
+    assert stop(sim) == 0
+
+
+@pytest.mark.slow
+def test_capacity_sim_reloads_only_on_refresh_queues(start_sim: Callable[..., RunningSim]) -> None:
+    sim = start_sim("--scheduler", "capacity", "--workload", "paper:terasort", "--speed", "500")
+    assert leaf(sim)["configuredMaxAMResourceLimit"] == 0.1
+    text = sim.config.read_text()
+    sim.config.write_text(
+        text.replace(
+            "</configuration>",
+            f"<property><name>{AM_PERCENT}</name><value>0.5</value></property></configuration>",
+        )
+    )
+    sim.wait_sim_seconds(30)
+    assert leaf(sim)["configuredMaxAMResourceLimit"] == 0.1  # no watching: CS waits for a refresh
+    done = refresh(sim.url)
+    assert done.returncode == 0, done.stderr
+    assert leaf(sim)["configuredMaxAMResourceLimit"] == 0.5
+
+    sim.config.write_text(text.replace("<value>100</value>", "<value>lots</value>", 1))
+    failed = refresh(sim.url)
+    assert failed.returncode != 0
+    assert "refreshQueues" in failed.stderr and len(failed.stderr.strip()) > len("refreshQueues")
+    assert leaf(sim)["configuredMaxAMResourceLimit"] == 0.5  # the old config is kept
+
+    r = sim.get("/ws/v1/cluster/scheduler-conf")
+    assert (r.status_code, r.text) == (400, NOT_MUTABLE)
+    assert stop(sim) == 0
+
+
+@pytest.mark.slow
+def test_mutable_conf_takes_puts_and_refuses_refresh(start_sim: Callable[..., RunningSim]) -> None:
+    sim = start_sim("--scheduler", "capacity", "--workload", "paper:grep", "--mutable-conf")
+    props = sim.get("/ws/v1/cluster/scheduler-conf").json()["property"]
+    assert {"name": "yarn.scheduler.capacity.root.queues", "value": "default"} in props
+    body = (
+        "<sched-conf><global-updates><entry><key>" + AM_PERCENT + "</key><value>0.3</value>"
+        "</entry></global-updates></sched-conf>"
+    )
+    r = requests.put(
+        sim.url + "/ws/v1/cluster/scheduler-conf",
+        data=body,
+        timeout=10,
+        headers={"Content-Type": "application/xml"},
+    )
+    assert r.status_code == 200, r.text
+    assert leaf(sim)["configuredMaxAMResourceLimit"] == 0.3
+    failed = refresh(sim.url)
+    assert failed.returncode != 0 and "mutable" in failed.stderr
+    assert stop(sim) == 0
+
+
+@pytest.mark.slow
+def test_standby_redirects_to_the_active_rm(start_sim: Callable[..., RunningSim]) -> None:
+    active = start_sim("--scheduler", "capacity", "--workload", "paper:grep")
+    standby = start_sim(
+        "--scheduler",
+        "capacity",
+        "--workload",
+        "paper:grep",
+        "--standby-of",
+        active.url,
+        "--web-ui-layout",
+        "2",
+    )
+    r = standby.get("/ws/v1/cluster/metrics?x=1", allow_redirects=False)
+    assert r.status_code == 307
+    assert r.headers["Location"] == active.url + "/ws/v1/cluster/metrics?x=1"
+    assert standby.get("/ws/v1/cluster/metrics").json()["clusterMetrics"]["totalMB"] > 0
+    assert standby.get("/cluster", allow_redirects=False).status_code == 307
+    assert standby.get("/ws/v1/cluster/info").json()["clusterInfo"]["haState"] == "STANDBY"
+    assert "Memory Total" in standby.get("/cluster/cluster").text  # About page: not redirected
+
+    active.config.write_text(
+        active.config.read_text().replace(
+            "</configuration>",
+            f"<property><name>{AM_PERCENT}</name><value>0.4</value></property></configuration>",
+        )
+    )
+    done = refresh(standby.url)  # follows the 307 to the active RM, as rmadmin fails over
+    assert done.returncode == 0, done.stderr
+    assert leaf(active)["configuredMaxAMResourceLimit"] == 0.4
+    assert stop(standby) == 0 and stop(active) == 0
