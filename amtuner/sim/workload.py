@@ -339,7 +339,7 @@ def describe(workload: Workload) -> str:
     task_s = sum(g.count * g.duration_s for j in workload.jobs for g in (*j.maps, *j.reduces))
     last = max((j.submit_s for j in workload.jobs), default=0.0)
     return (
-        f"{workload.name}: {len(workload.jobs)} jobs, {maps} maps + {reduces} reduces, "
+        f"{workload.name}: {len(workload.jobs):,} jobs, {maps:,} maps + {reduces:,} reduces, "
         f"{task_s:,.0f} task container-seconds (idle-node durations), "
         f"submissions over {last:,.0f} s, queues {', '.join(workload.queues)}; "
         f"cluster {workload.nodes} nodes x {workload.node_memory_mb} MB / "

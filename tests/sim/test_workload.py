@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 from amtuner.sim.workload import (
@@ -162,6 +166,42 @@ def test_sls_duration_form_counts_and_job_copies() -> None:
             (),
         )
         assert groups_by_key(job.maps) == {(1024, 1, 3.0): 2}
+
+
+SLS_TASK = st.fixed_dictionaries(
+    {
+        "container.type": st.sampled_from(["map", "reduce"]),
+        "container.duration.ms": st.sampled_from([1000, 2500, 7000]),
+        "container.memory-mb": st.sampled_from([1024, 2048]),
+    },
+    optional={"count": st.integers(1, 5), "container.vcores": st.integers(1, 2)},
+)
+
+
+@given(jobs=st.lists(st.lists(SLS_TASK, min_size=1, max_size=8), min_size=1, max_size=4))
+def test_sls_grouping_keeps_every_task(
+    tmp_path_factory: pytest.TempPathFactory, jobs: list[list[dict[str, Any]]]
+) -> None:
+    jobs = [[*tasks, {"container.duration.ms": 1}] for tasks in jobs]  # every job needs a map
+    text = "\n".join(
+        json.dumps({"job.start.ms": 0, "job.queue.name": "q", "job.tasks": tasks}) for tasks in jobs
+    )
+    path = tmp_path_factory.mktemp("sls") / "t.json"
+    path.write_text(text)
+    w = load_workload(f"sls:{path}")
+    for job, tasks in zip(w.jobs, jobs, strict=True):
+        for kind, groups in (("map", job.maps), ("reduce", job.reduces)):
+            want: dict[tuple[int, int, float], int] = {}
+            for t in tasks:
+                if t.get("container.type", "map") == kind:
+                    key = (
+                        t.get("container.memory-mb", 1024),
+                        t.get("container.vcores", 1),
+                        t["container.duration.ms"] / 1000,
+                    )
+                    want[key] = want.get(key, 0) + t.get("count", 1)
+            assert groups_by_key(groups) == want
+            assert len(groups) == len(want)  # identical tasks are one group
 
 
 def test_sls_shared_inputsls_start_end_form() -> None:
