@@ -26,11 +26,17 @@ from amtuner.cycle import Cycle
 from amtuner.model import ControllerState
 
 
+class SimStartError(RuntimeError):
+    pass
+
+
 @contextlib.contextmanager
-def running_sim(argv: list[str], timeout_s: float = 30.0) -> Iterator[tuple[str, Path]]:
+def running_sim(
+    argv: list[str], timeout_s: float = 30.0, log_level: str = "WARNING"
+) -> Iterator[tuple[str, Path]]:
     """Start `amtuner sim …`, wait for its address and config path, stop it on exit."""
     proc = subprocess.Popen(
-        [sys.executable, "-m", "amtuner", "sim", *argv],
+        [sys.executable, "-m", "amtuner", "--log-level", log_level, "sim", *argv],
         stdout=subprocess.PIPE,
         text=True,
     )
@@ -47,7 +53,7 @@ def running_sim(argv: list[str], timeout_s: float = 30.0) -> Iterator[tuple[str,
             if m := re.match(r"listening on (http://\S+)", line.strip()):
                 url = m.group(1)
         if url is None or config is None:
-            raise RuntimeError(f"amtuner sim did not start (exit code {proc.poll()})")
+            raise SimStartError(f"amtuner sim did not start (exit code {proc.poll()})")
         yield url, config
     finally:
         proc.terminate()
@@ -59,14 +65,21 @@ def running_sim(argv: list[str], timeout_s: float = 30.0) -> Iterator[tuple[str,
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    period_sim_s = 30.0
+    try:
+        return _demo(args)
+    except SimStartError as exc:
+        print(f"amtuner demo: {exc}", file=sys.stderr)
+        return 1
+
+
+def _demo(args: argparse.Namespace) -> int:
+    period_sim_s = args.period
     sim_argv = [
         "--scheduler", args.scheduler, "--workload", args.workload,
         "--port", "0", "--speed", str(args.speed),
     ]
     with tempfile.TemporaryDirectory(prefix="amtuner-demo-") as tmp:
         work = Path(tmp)
-        sim_argv += ["--scheduler-config", str(work / f"{args.scheduler}-scheduler.xml")]
         with running_sim(sim_argv) as (url, sched_path):
             if args.scheduler == "fair":
                 refresh = {"method": "none"}
@@ -114,7 +127,7 @@ def _loop(cycle: Cycle, args: argparse.Namespace, period_sim_s: float) -> int:
             for d in report.decisions:
                 a = f"{d.old_a:g}" if not d.changed else f"{d.old_a:g} -> {d.new_a:g}"
                 print(f"{n:>5} {sim_s:>6.0f} {obs.pending_apps:>4} {obs.running_apps:>4} "
-                      f"{obs.memory_ratio:>5.2f}  {a:<14} {target_name(d.target)} [{d.rule}]")
+                      f"{obs.memory_ratio:>5.2f}  {a:<16} {target_name(d.target)} [{d.rule}]")
                 changes += d.changed
             seen_jobs = seen_jobs or obs.pending_apps + obs.running_apps > 0
             if seen_jobs and obs.pending_apps == 0 and obs.running_apps == 0:
@@ -135,7 +148,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--scheduler", choices=["capacity", "fair"], default="capacity")
     p.add_argument("--workload", default="paper:mixed", help="default: %(default)s")
-    p.add_argument("--speed", type=float, default=30.0,
+    p.add_argument("--period", type=float, default=10.0,
+                   help="control period in simulated seconds (default: %(default)s)")
+    p.add_argument("--speed", type=float, default=10.0,
                    help="simulated seconds per wall second (default: %(default)s)")
     p.add_argument("--max-cycles", type=int, default=120, help="default: %(default)s")
     p.add_argument("--dry-run", action="store_true", help="show the changes, write nothing")
