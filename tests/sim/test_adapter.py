@@ -1,0 +1,85 @@
+"""The real monitor and executor talking to an in-process simulation through SimAdapter."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import requests
+
+from amtuner.executor import RestRefresher, SchedulerFile
+from amtuner.model import GLOBAL_TARGET, SchedulerKind
+from amtuner.monitor.client import RMClient
+from amtuner.sim.adapter import SimAdapter
+from amtuner.sim.rmapi import FaceOptions
+from amtuner.sim.simulation import Simulation, build_simulation
+from amtuner.sim.workload import load_workload
+
+
+def simulation(kind: SchedulerKind, workload: str = "paper:grep") -> Simulation:
+    return build_simulation(kind, load_workload(workload, seed=1), seed=1)
+
+
+def session_for(sim: Simulation, options: FaceOptions | None = None) -> requests.Session:
+    s = requests.Session()
+    s.mount("http://sim", SimAdapter(sim, options=options))
+    return s
+
+
+@pytest.mark.parametrize("kind", [SchedulerKind.CAPACITY, SchedulerKind.FAIR])
+def test_the_monitor_observes_an_in_process_simulation(kind: SchedulerKind) -> None:
+    sim = simulation(kind)
+    sim.run_until(20.0)
+    client = RMClient(["http://sim"], session_for(sim), clock=lambda: sim.now)
+    obs = client.observe(["root.default"])
+    view = sim.view()
+    assert obs.scheduler is kind
+    assert (obs.pending_apps, obs.running_apps) == (view.apps_pending, view.apps_running)
+    assert obs.running_apps > 0  # the figures are live, not a default
+    assert (obs.memory_used_mb, obs.memory_total_mb) == (
+        view.allocated.memory_mb,
+        view.total.memory_mb,
+    )
+    leaf = next(q for q in view.queues if q.path == "root.default")
+    stats = obs.queue("root.default")
+    assert stats is not None
+    assert stats.am_memory_used_mb == leaf.am_used.memory_mb > 0
+    assert client.scheduler_kind() is kind
+    assert client.active_url == "http://sim"
+
+
+def test_a_standby_adapter_redirects_to_the_active_one() -> None:
+    sim = simulation(SchedulerKind.CAPACITY)
+    s = requests.Session()
+    s.mount("http://active", SimAdapter(sim))
+    s.mount("http://standby", SimAdapter(sim, options=FaceOptions(standby_of="http://active")))
+    r = s.get("http://standby/ws/v1/cluster/metrics?x=1", timeout=5)
+    assert r.status_code == 200 and r.url == "http://active/ws/v1/cluster/metrics?x=1"
+    assert [h.status_code for h in r.history] == [307]
+    assert r.json()["clusterMetrics"]["totalMB"] == sim.view().total.memory_mb
+    client = RMClient(["http://standby", "http://active"], s)
+    client.observe()
+    assert client.active_url == "http://active"
+
+
+def test_the_rest_refresher_tunes_a_mutable_store() -> None:
+    sim = simulation(SchedulerKind.CAPACITY)
+    s = session_for(sim, FaceOptions(mutable_conf=True))
+    refresher = RestRefresher(["http://sim"], s, timeout_s=5)
+    current = SchedulerFile(Path("scheduler-conf"), SchedulerKind.CAPACITY, refresher.fetch())
+    refresher.refresh(current.edit({GLOBAL_TARGET: 0.35}))
+    leaf = next(q for q in sim.view().queues if q.path == "root.default")
+    assert leaf.max_am_percent == pytest.approx(0.35)
+    r = s.get("http://sim/ws/v1/cluster/scheduler", timeout=5)
+    queues = r.json()["scheduler"]["schedulerInfo"]["queues"]["queue"]
+    assert queues[0]["configuredMaxAMResourceLimit"] == pytest.approx(0.35)
+
+
+def test_requests_see_a_consistent_response() -> None:
+    sim = simulation(SchedulerKind.FAIR)
+    s = session_for(sim)
+    r = s.get("http://sim/nothing-here", timeout=5)
+    assert (r.status_code, r.reason) == (404, "Not Found")
+    r = s.put("http://sim/ws/v1/cluster/scheduler-conf", data="<sched-conf/>", timeout=5)
+    assert r.status_code == 400 and "MutableConfScheduler" in r.text
+    assert r.encoding == "utf-8"
