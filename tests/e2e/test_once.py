@@ -1,0 +1,129 @@
+"""`amtuner once` against a running simulated RM, over HTTP, as an operator would run it."""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+from amtuner.sim.simulation import default_scheduler_config
+
+from tests.e2e.conftest import amtuner, write_config
+
+pytestmark = pytest.mark.slow
+
+DECISION = re.compile(r"^decision  (\S+): (\S+) -> (\S+) \[(\S+)\]", re.M)
+
+
+def changed_lines(before: bytes, after: bytes) -> list[str]:
+    diff = difflib.ndiff(before.decode().splitlines(), after.decode().splitlines())
+    return [line for line in diff if line[:1] in "+-"]
+
+
+def am_limit_mb(url: str, queue: str) -> int:
+    info = requests.get(f"{url}/ws/v1/cluster/scheduler", timeout=5).json()["scheduler"]
+    info = info["schedulerInfo"]
+    stack = [info.get("rootQueue", info)]
+    while stack:
+        q = stack.pop()
+        name = q.get("queuePath") or q.get("queueName")
+        if name in (queue, queue.removeprefix("root.")) and "childQueues" not in q:
+            if "amMaxResources" in q:
+                return int(q["amMaxResources"]["memory"])
+            return int(q["AMResourceLimit"]["memory"])
+        children = q.get("childQueues") or q.get("queues") or {}
+        stack.extend(children.get("queue", []) if isinstance(children, dict) else children)
+    raise AssertionError(f"queue {queue} not in the scheduler response")
+
+
+def seed_file(path: Path, scheduler: str) -> bytes:
+    data = default_scheduler_config(scheduler, ["root.default"], am_share=0.1)
+    path.write_bytes(data)
+    return data
+
+
+@pytest.mark.parametrize(
+    ("scheduler", "targets"), [("fair", ["root.default"]), ("capacity", [])]
+)
+def test_once_live_changes_one_line_per_target_and_the_rm_follows(
+    tmp_path: Path, scheduler: str, targets: list[str]
+) -> None:
+    from amtuner.demo import running_sim
+
+    sched = tmp_path / "conf" / f"{scheduler}-scheduler.xml"
+    sched.parent.mkdir()
+    seed_file(sched, scheduler)
+    argv = ["--scheduler", scheduler, "--workload", "paper:mixed", "--port", "0",
+            "--speed", "20", "--scheduler-config", str(sched)]
+    with running_sim(argv) as (url, _):
+        refresh = (
+            {"method": "none"} if scheduler == "fair" else
+            {"method": "command", "command": [
+                sys.executable, "-m", "amtuner", "sim-admin", "refresh-queues", "--url", url]}
+        )
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]},
+            scheduler={"kind": scheduler, "config_file": str(sched), "targets": targets},
+            refresh=refresh,
+        )
+        changes = 0
+        for _ in range(4):
+            before = sched.read_bytes()
+            limit_before = am_limit_mb(url, "root.default")
+            run = amtuner("once", "--config", str(cfg))
+            assert run.returncode == 0, run.stdout + run.stderr
+            decisions = DECISION.findall(run.stdout)
+            assert len(decisions) == max(1, len(targets)), run.stdout
+            after = sched.read_bytes()
+            moved = [d for d in decisions if d[1] != d[2]]
+            if not moved:
+                assert after == before
+                continue
+            changes += 1
+            changed = changed_lines(before, after)
+            added = [line for line in changed if line.startswith("+")]
+            # One line per target: the value's line replaced, or (first time) one line added.
+            assert len(added) == len(moved), run.stdout
+            assert len(changed) - len(added) <= len(moved), run.stdout
+            up = float(moved[0][2]) > float(moved[0][1])
+            deadline = time.monotonic() + 15
+            while time.monotonic() < deadline:
+                limit = am_limit_mb(url, "root.default")
+                if (limit > limit_before) if up else (limit < limit_before):
+                    break
+                time.sleep(0.2)
+            else:
+                pytest.fail(f"the RM's AM limit stayed {limit_before} MB after {moved[0]}")
+            time.sleep(1.5)
+        assert changes >= 1, "the controller never moved A; the scenario no longer tests apply"
+        assert (tmp_path / "state.json").exists()
+
+
+@pytest.mark.parametrize("scheduler", ["fair", "capacity"])
+def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path, scheduler: str) -> None:
+    from amtuner.demo import running_sim
+
+    sched = tmp_path / f"{scheduler}-scheduler.xml"
+    original = seed_file(sched, scheduler)
+    argv = ["--scheduler", scheduler, "--workload", "paper:mixed", "--port", "0",
+            "--speed", "20", "--scheduler-config", str(sched)]
+    with running_sim(argv) as (url, _):
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]},
+            scheduler={"kind": scheduler, "config_file": str(sched)},
+            refresh={"method": "none"},
+        )
+        for _ in range(3):
+            run = amtuner("once", "--config", str(cfg), "--dry-run")
+            assert run.returncode == 0, run.stdout + run.stderr
+            assert sched.read_bytes() == original
+            if "would write" in run.stdout:
+                assert "@@" in run.stdout
+                break
+            time.sleep(1.5)
+        assert not (tmp_path / "state.json").exists()
+        assert not (tmp_path / "backups").exists() or not any((tmp_path / "backups").iterdir())
