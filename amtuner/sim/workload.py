@@ -15,6 +15,14 @@ overhead plus the larger of its CPU time and its local-disk time (the two overla
 ahead and spills from a separate thread). Demands are averages over the whole task, so
 ``cpu_cores × duration`` and ``disk_mbps × duration`` are the task's total CPU and disk work and
 processor sharing in the simulator conserves that work.
+
+The paper jobs' tasks alone on an idle node (`profile_table()`, before the ±5 % per-job jitter):
+
+| profile | map s | cores | disk MB/s | red s | cores | disk MB/s | MB map/red/AM | AM s up/down |
+|---|---|---|---|---|---|---|---|---|
+| grep | 5.0 | 0.60 | 4.0 | 3.0 | 0.33 | 0.2 | 1024/1024/1536 | 5/2 |
+| terasort | 3.8 | 0.47 | 10.5 | 6.0 | 0.50 | 50.0 | 1024/1024/1536 | 5/2 |
+| wordcount | 7.0 | 0.71 | 3.6 | 3.8 | 0.43 | 21.1 | 1024/1024/1536 | 5/2 |
 """
 
 from __future__ import annotations
@@ -23,7 +31,7 @@ import json
 import math
 import random
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -42,6 +50,8 @@ __all__ = [
     "load_sls",
     "load_swim",
     "load_workload",
+    "nominal_tasks",
+    "profile_table",
     "task_shape",
 ]
 
@@ -225,7 +235,6 @@ def _group(
     memory_mb: int,
     cost: tuple[float, float],
     disk_mbps: float,
-    scale: float = 1.0,
 ) -> TaskGroup:
     duration, cpu, disk = task_shape(cost[0], cost[1], disk_mbps)
     return TaskGroup(
@@ -233,7 +242,7 @@ def _group(
         count=count,
         memory_mb=memory_mb,
         vcores=TASK_VCORES,
-        duration_s=round(duration * scale, 3),
+        duration_s=round(duration, 3),
         cpu_cores=round(cpu, 4),
         disk_mbps=round(disk, 3),
     )
@@ -259,9 +268,7 @@ def load_paper(group: str, *, seed: int = 0) -> Workload:
     jobs = []
     for i, name in enumerate(names):
         p = PROFILES[name]
-        split_mb = p.input_mb / p.maps
-        shuffle_mb = p.input_mb * p.map_output_ratio / p.reduces
-        output_mb = shuffle_mb * p.reduce_output_ratio
+        map_group, reduce_group = nominal_tasks(p)
         map_scale = 1.0 + rng.uniform(-PAPER_JITTER, PAPER_JITTER)
         reduce_scale = 1.0 + rng.uniform(-PAPER_JITTER, PAPER_JITTER)
         jobs.append(
@@ -269,24 +276,10 @@ def load_paper(group: str, *, seed: int = 0) -> Workload:
                 job_id=f"job_{i + 1:04d}",
                 submit_s=0.0,
                 queue="root.default",
-                maps=(
-                    _group(
-                        "map",
-                        p.maps,
-                        p.map_memory_mb,
-                        _map_cost(p, split_mb, split_mb * p.map_output_ratio, 0.0),
-                        PAPER_NODE_DISK_MBPS,
-                        map_scale,
-                    ),
-                ),
+                maps=(replace(map_group, duration_s=round(map_group.duration_s * map_scale, 3)),),
                 reduces=(
-                    _group(
-                        "reduce",
-                        p.reduces,
-                        p.reduce_memory_mb,
-                        _reduce_cost(p, shuffle_mb, output_mb),
-                        PAPER_NODE_DISK_MBPS,
-                        reduce_scale,
+                    replace(
+                        reduce_group, duration_s=round(reduce_group.duration_s * reduce_scale, 3)
                     ),
                 ),
                 profile=name,
@@ -306,6 +299,38 @@ def load_paper(group: str, *, seed: int = 0) -> Workload:
         node_disk_mbps=PAPER_NODE_DISK_MBPS,
         queues=("root.default",),
     )
+
+
+def nominal_tasks(profile: Profile) -> tuple[TaskGroup, TaskGroup]:
+    """A paper job's map and reduce group without jitter, on the paper's node disk."""
+    split_mb = profile.input_mb / profile.maps
+    shuffle_mb = profile.input_mb * profile.map_output_ratio / profile.reduces
+    map_cost = _map_cost(profile, split_mb, split_mb * profile.map_output_ratio, 0.0)
+    reduce_cost = _reduce_cost(profile, shuffle_mb, shuffle_mb * profile.reduce_output_ratio)
+    return (
+        _group("map", profile.maps, profile.map_memory_mb, map_cost, PAPER_NODE_DISK_MBPS),
+        _group(
+            "reduce", profile.reduces, profile.reduce_memory_mb, reduce_cost, PAPER_NODE_DISK_MBPS
+        ),
+    )
+
+
+def profile_table() -> str:
+    """The derived task shapes of `PROFILES` as a Markdown table, for docs and reports."""
+    lines = [
+        "| profile | map s | cores | disk MB/s | red s | cores | disk MB/s "
+        "| MB map/red/AM | AM s up/down |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
+    for p in PROFILES.values():
+        m, r = nominal_tasks(p)
+        lines.append(
+            f"| {p.name} | {m.duration_s:.1f} | {m.cpu_cores:.2f} | {m.disk_mbps:.1f} "
+            f"| {r.duration_s:.1f} | {r.cpu_cores:.2f} | {r.disk_mbps:.1f} "
+            f"| {p.map_memory_mb}/{p.reduce_memory_mb}/{p.am_memory_mb} "
+            f"| {p.am_startup_s:g}/{p.am_teardown_s:g} |"
+        )
+    return "\n".join(lines)
 
 
 # --------------------------------------------------------------------------------------------

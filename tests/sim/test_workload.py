@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from amtuner.sim import workload as workload_module
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 from amtuner.sim.workload import (
     PAPER_GROUPS,
@@ -22,6 +23,8 @@ from amtuner.sim.workload import (
     WorkloadError,
     describe,
     load_workload,
+    nominal_tasks,
+    profile_table,
     task_shape,
 )
 
@@ -79,9 +82,7 @@ def test_mixed_is_ten_of_each_interleaved() -> None:
 
 
 def nominal(profile: str) -> tuple[TaskGroup, TaskGroup]:
-    """First job's map and reduce of a group, to compare against the unjittered cost model."""
-    job = load_workload(f"paper:{profile}").jobs[0]
-    return only(job.maps), only(job.reduces)
+    return nominal_tasks(PROFILES[profile])
 
 
 def test_paper_durations_follow_the_cost_model_within_jitter() -> None:
@@ -95,6 +96,10 @@ def test_paper_durations_follow_the_cost_model_within_jitter() -> None:
         assert abs(m.duration_s / duration - 1) <= PAPER_JITTER + 1e-3
         assert m.cpu_cores == pytest.approx(cpu, abs=1e-4)
         assert m.disk_mbps == pytest.approx(disk, abs=1e-3)
+
+
+def test_module_doc_shows_the_current_profile_table() -> None:
+    assert profile_table() in workload_module.__doc__
 
 
 def test_task_shape_conserves_work() -> None:
