@@ -351,8 +351,10 @@ def test_swim_shared_first50() -> None:
         assert bool(job.reduces) == (int(row[4]) > 0)
 
 
-def test_swim_shared_full_day() -> None:
-    w = load_workload(f"swim:{shared(TRACES / 'FB-2009_samples_24_times_1hr_0.tsv')}")
+def test_swim_shared_full_day(benchmark: Any) -> None:
+    """Also the load-time benchmark: ``pytest --benchmark-enable -k full_day``."""
+    spec = f"swim:{shared(TRACES / 'FB-2009_samples_24_times_1hr_0.tsv')}"
+    w = benchmark(load_workload, spec)
     assert len(w.jobs) == 5894
     assert sum(g.count for j in w.jobs for g in j.maps) == 205713
     assert all(a.submit_s <= b.submit_s for a, b in zip(w.jobs, w.jobs[1:], strict=False))
