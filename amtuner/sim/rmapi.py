@@ -165,11 +165,9 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
         )
     else:
         avail = Res(total.memory_mb - alloc.memory_mb, total.vcores - alloc.vcores)
-    pending = sum(q.pending_containers for q in view.queues if q.is_leaf)
-    pending_mem = sum(
-        max(0, q.demand.memory_mb - q.used.memory_mb) for q in view.queues if q.is_leaf
-    )
-    pending_vc = sum(max(0, q.demand.vcores - q.used.vcores) for q in view.queues if q.is_leaf)
+    leaves = [q for q in view.queues if q.is_leaf]
+    pending_mem = sum(max(0, q.demand.memory_mb - q.used.memory_mb) for q in leaves)
+    pending_vc = sum(max(0, q.demand.vcores - q.used.vcores) for q in leaves)
     return {
         "clusterMetrics": {
             "appsSubmitted": view.apps_submitted,
@@ -188,7 +186,7 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
             "pendingVirtualCores": pending_vc,
             "containersAllocated": view.containers_allocated,
             "containersReserved": 0,
-            "containersPending": max(view.containers_pending, pending),
+            "containersPending": view.containers_pending,
             "totalMB": total.memory_mb,
             "totalVirtualCores": total.vcores,
             "utilizedMBPercent": round(_pct(alloc.memory_mb, total.memory_mb)),

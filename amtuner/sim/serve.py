@@ -14,6 +14,7 @@ import signal
 import sys
 import tempfile
 import threading
+from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
 
@@ -22,7 +23,7 @@ import requests
 from amtuner.model import SchedulerKind
 from amtuner.sim.rmapi import REFRESH_PATH, FaceOptions
 from amtuner.sim.server import SimServer
-from amtuner.sim.simulation import build_simulation, default_scheduler_config
+from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
 
 log = logging.getLogger(__name__)
@@ -109,12 +110,18 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     refresh.set_defaults(func=run_refresh)
 
 
-def _config_path(args: argparse.Namespace, kind: SchedulerKind, queues: tuple[str, ...]) -> Path:
-    """The scheduler file the simulated RM reads: the given one, or a fresh default."""
+def _config_path(
+    args: argparse.Namespace, kind: SchedulerKind, queues: tuple[str, ...], cleanup: ExitStack
+) -> Path:
+    """The scheduler file the simulated RM reads: the given one, or a fresh default (in a
+    temporary directory removed on exit, unless --state-dir says where to keep it)."""
     if args.scheduler_config is not None:
         return Path(args.scheduler_config).resolve()
-    directory = args.state_dir or Path(tempfile.mkdtemp(prefix="amtuner-sim-"))
-    directory.mkdir(parents=True, exist_ok=True)
+    if args.state_dir is not None:
+        directory = Path(args.state_dir)
+        directory.mkdir(parents=True, exist_ok=True)
+    else:
+        directory = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="amtuner-sim-")))
     path = (directory / CONFIG_FILE_NAMES[kind]).resolve()
     path.write_bytes(default_scheduler_config(kind, queues))
     return path
@@ -125,30 +132,35 @@ def run_sim(args: argparse.Namespace) -> int:
     if args.mutable_conf and kind is not SchedulerKind.CAPACITY:
         print("amtuner sim: --mutable-conf needs --scheduler capacity", file=sys.stderr)
         return EXIT_USAGE
-    try:
-        workload = load_workload(args.workload, seed=args.seed)
-        path = _config_path(args, kind, workload.queues)
-        sim = build_simulation(
-            kind,
-            workload,
-            path.read_bytes(),
-            nodes=args.nodes,
-            node_memory_mb=args.node_memory_mb,
-            node_vcores=args.node_vcores,
-            seed=args.seed,
-        )
-        options = FaceOptions(
-            web_ui_layout=args.web_ui_layout,
-            mutable_conf=args.mutable_conf,
-            standby_of=args.standby_of,
-            scheduler_config_path=path,
-        )
-        server = SimServer(sim, options=options, port=args.port, speed=args.speed)
-    except (ValueError, OSError) as e:  # WorkloadError, SchedulerConfigError, port in use
-        print(f"amtuner sim: {e}", file=sys.stderr)
-        return EXIT_ERROR
-    print(f"scheduler config: {path}", flush=True)
+    with ExitStack() as cleanup:
+        try:
+            workload = load_workload(args.workload, seed=args.seed)
+            path = _config_path(args, kind, workload.queues, cleanup)
+            sim = build_simulation(
+                kind,
+                workload,
+                path.read_bytes(),
+                nodes=args.nodes,
+                node_memory_mb=args.node_memory_mb,
+                node_vcores=args.node_vcores,
+                seed=args.seed,
+            )
+            options = FaceOptions(
+                web_ui_layout=args.web_ui_layout,
+                mutable_conf=args.mutable_conf,
+                standby_of=args.standby_of,
+                scheduler_config_path=path,
+            )
+            server = SimServer(sim, options=options, port=args.port, speed=args.speed)
+        except (ValueError, OSError) as e:  # WorkloadError, SchedulerConfigError, port in use
+            print(f"amtuner sim: {e}", file=sys.stderr)
+            return EXIT_ERROR
+        print(f"scheduler config: {path}", flush=True)
+        _serve_until_signalled(server, sim)
+    return EXIT_OK
 
+
+def _serve_until_signalled(server: SimServer, sim: Simulation) -> None:
     stop = threading.Event()
 
     def on_signal(signum: int, frame: FrameType | None) -> None:
@@ -167,7 +179,6 @@ def run_sim(args: argparse.Namespace) -> int:
             announced = True
     server.stop()
     log.info("stopped")
-    return EXIT_OK
 
 
 def run_refresh(args: argparse.Namespace) -> int:

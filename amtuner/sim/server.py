@@ -102,6 +102,9 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
     def _serve(self) -> None:
+        if "chunked" in self.headers.get("Transfer-Encoding", ""):
+            self.send_error(411, "a request body needs a Content-Length")
+            return
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length > 0 else b""
         owner = self.server.owner

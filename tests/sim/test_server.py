@@ -211,11 +211,11 @@ class RunningSim:
 def start_sim(tmp_path: Path) -> Iterator[Callable[..., RunningSim]]:
     procs: list[subprocess.Popen[str]] = []
 
-    def start(*args: str) -> RunningSim:
+    def start(*args: str, temp_config: bool = False) -> RunningSim:
         n = len(procs)
         stderr = tmp_path / f"sim{n}.err"
         cmd = [sys.executable, "-m", "amtuner", "sim", "--port", "0", *args]
-        if "--scheduler-config" not in args:
+        if not temp_config:
             cmd += ["--state-dir", str(tmp_path / f"state{n}")]
         with stderr.open("w") as err:
             proc = subprocess.Popen(cmd, cwd=REPO, stdout=subprocess.PIPE, stderr=err, text=True)
@@ -340,7 +340,7 @@ def test_mutable_conf_takes_puts_and_refuses_refresh(start_sim: Callable[..., Ru
 
 @pytest.mark.slow
 def test_standby_redirects_to_the_active_rm(start_sim: Callable[..., RunningSim]) -> None:
-    active = start_sim("--scheduler", "capacity", "--workload", "paper:grep")
+    active = start_sim("--scheduler", "capacity", "--workload", "paper:grep", temp_config=True)
     standby = start_sim(
         "--scheduler",
         "capacity",
@@ -369,3 +369,4 @@ def test_standby_redirects_to_the_active_rm(start_sim: Callable[..., RunningSim]
     assert done.returncode == 0, done.stderr
     assert leaf(active)["configuredMaxAMResourceLimit"] == 0.4
     assert stop(standby) == 0 and stop(active) == 0
+    assert not active.config.exists()  # its own temporary directory is gone
