@@ -410,7 +410,8 @@ def load_swim(path: str | Path) -> Workload:
 
     The trace has bytes only; every task quantity is derived, per job:
 
-    * maps = max(1, ceil(input / 128 MB)), each reading input / maps;
+    * maps = max(1, ceil(input / 128 MB)), each reading input / maps (no 64 MB floor as in
+      SWIM's replayer: a tiny job is one map that costs little more than its start-up);
     * reduces = 0 if shuffle is 0 (map-only job), else min(ceil(shuffle / 1 GB), 1140);
     * a map spills shuffle / maps to local disk; in a map-only job it writes output / maps to
       HDFS instead, 3 replicas;
@@ -483,7 +484,7 @@ def _tsv_rows(path: str | Path) -> Iterator[tuple[int, list[str]]]:
     text = _read_text(path)
     for lineno, line in enumerate(text.splitlines(), 1):
         if line.strip():
-            yield lineno, line.rstrip("\r").split("\t")
+            yield lineno, line.split("\t")
 
 
 def _read_text(path: str | Path) -> str:
