@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import requests
-from amtuner.sim.simulation import default_scheduler_config
 
+from amtuner.sim.simulation import default_scheduler_config
 from tests.e2e.conftest import amtuner, write_config
 
 pytestmark = pytest.mark.slow
