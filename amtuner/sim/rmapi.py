@@ -47,7 +47,6 @@ XML_TYPE = "application/xml;charset=utf-8"
 TEXT_TYPE = "text/plain;charset=utf-8"
 HTML_TYPE = "text/html;charset=utf-8"
 
-INT_MAX = 2147483647
 DEFAULT_APPS_LIMIT = 1000
 """A real RM returns every app when no limit is given; the sim bounds the answer instead."""
 
@@ -748,7 +747,9 @@ def _apps(sim: SimLike, query: Mapping[str, list[str]], options: FaceOptions) ->
         limit = int(query["limit"][0]) if "limit" in query else options.apps_limit
     except ValueError:
         return _bad_request(f"limit value must be a number: {query['limit'][0]}")
-    limit = min(max(limit, 0), options.apps_limit) if limit > 0 else options.apps_limit
+    if limit <= 0:
+        return _bad_request("limit value must be greater then 0")  # sic, the RM's wording
+    limit = min(limit, options.apps_limit)
     queue = query.get("queue", [None])[0]
     user = query.get("user", [None])[0]
     filtered = queue is not None or user is not None

@@ -8,6 +8,9 @@ A FairScheduler re-reads its allocation file on its own, as the real one does (y
 it looks every 10 s and reloads a file whose modification is at least 5 s old, both in simulated
 time; a bad file is logged once and the old allocations stay. A CapacityScheduler reloads only
 when asked (``POST /ws/v1/cluster/sim/refresh-queues``, see `rmapi`).
+
+Every answer carries an ``X-Simulated-Time`` header (seconds), which a real RM does not send: it
+lets a client wait for simulated time to pass instead of guessing from the wall clock.
 """
 
 from __future__ import annotations
@@ -29,7 +32,6 @@ log = logging.getLogger(__name__)
 ALLOC_RELOAD_INTERVAL_S = 10.0
 ALLOC_RELOAD_WAIT_S = 5.0
 SIM_TIME_HEADER = "X-Simulated-Time"
-"""Every answer carries the simulated clock (seconds), so a client can wait for simulated time."""
 
 
 class RunnableSim(SimLike, Protocol):

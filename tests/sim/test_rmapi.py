@@ -413,6 +413,8 @@ def test_apps_empty_is_null_and_bad_state_is_400() -> None:
     r = handle(sim, "GET", "/ws/v1/cluster/apps?states=BOGUS", b"", {})
     assert r.status == 400
     assert "Invalid application-state BOGUS" in json.loads(r.body)["RemoteException"]["message"]
+    for limit in ("0", "x"):
+        assert handle(sim, "GET", f"/ws/v1/cluster/apps?limit={limit}", b"", {}).status == 400
 
 
 # --------------------------------------------------------------------------- web UI
@@ -642,10 +644,20 @@ def test_the_monitor_parses_what_the_face_renders(make_view: Any) -> None:
 
 
 @pytest.mark.parametrize("layout", [2, 3])
-def test_the_monitor_reads_the_web_ui_in_both_layouts(layout: rmapi.WebUILayout) -> None:
+@pytest.mark.parametrize("make_view", [cs_view, fs_view])
+def test_the_monitor_reads_the_web_ui_in_both_layouts(
+    layout: rmapi.WebUILayout, make_view: Any
+) -> None:
     webui = pytest.importorskip("amtuner.monitor.webui")
-    page = handle(FakeSim(cs_view()), "GET", "/cluster", b"", {}, options=FaceOptions(layout))
+    view = make_view()
+    page = handle(FakeSim(view), "GET", "/cluster", b"", {}, options=FaceOptions(layout))
     parsed = webui.parse_cluster_page(page.body)
-    assert (parsed.metrics.memory_used_mb, parsed.metrics.memory_total_mb) == (6144, 32768)
-    assert (parsed.metrics.pending_apps, parsed.metrics.running_apps) == (2, 1)
-    assert parsed.scheduler == SchedulerKind.CAPACITY
+    assert (parsed.metrics.memory_used_mb, parsed.metrics.memory_total_mb) == (
+        view.allocated.memory_mb,
+        view.total.memory_mb,
+    )
+    assert (parsed.metrics.pending_apps, parsed.metrics.running_apps) == (
+        view.apps_pending,
+        view.apps_running,
+    )
+    assert parsed.scheduler == SchedulerKind(view.scheduler)
