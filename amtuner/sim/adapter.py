@@ -3,14 +3,17 @@
 Mounted on a session (``session.mount("http://sim", SimAdapter(sim))``) it lets the real monitor
 and executor talk to a simulation running in virtual time: the answers are the bytes `rmapi`
 renders for the HTTP server, so what a benchmark sees is what a daemon would see over the wire.
+`watch_allocation_file` gives such a run the FairScheduler's own reloading of its file.
 """
 
 from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from http import HTTPStatus
+from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlsplit
 
 import requests
@@ -20,6 +23,7 @@ from requests.utils import get_encoding_from_headers
 
 from amtuner.sim import rmapi
 from amtuner.sim.rmapi import FaceOptions, SimLike
+from amtuner.sim.server import ALLOC_RELOAD_INTERVAL_S, AllocationFileWatcher
 
 
 class SimAdapter(BaseAdapter):
@@ -74,3 +78,31 @@ class SimAdapter(BaseAdapter):
 
     def close(self) -> None:
         """Nothing to release: no connections."""
+
+
+class PeriodicSim(SimLike, Protocol):
+    now: float
+
+    def schedule_every(
+        self, period_s: float, fn: Callable[[PeriodicSim], None], first_at: float = 0.0
+    ) -> None: ...
+
+
+def watch_allocation_file(sim: PeriodicSim, path: Path) -> AllocationFileWatcher:
+    """Poll ``path`` every 10 simulated seconds from inside the simulation, as FairScheduler does.
+
+    In virtual time a file's mtime says nothing about simulated time, so a change counts as made
+    when a poll first sees it: it is reloaded one poll later (10 s, where a real RM takes 10-15 s).
+    """
+    seen: dict[float, float] = {}
+
+    def first_seen(mtime: float) -> float:
+        return seen.setdefault(mtime, sim.now)
+
+    watcher = AllocationFileWatcher(path, first_seen)
+    sim.schedule_every(
+        ALLOC_RELOAD_INTERVAL_S,
+        lambda s: watcher.poll(s, s.now),
+        first_at=sim.now + ALLOC_RELOAD_INTERVAL_S,
+    )
+    return watcher

@@ -151,7 +151,13 @@ def run_sim(args: argparse.Namespace) -> int:
                 standby_of=args.standby_of,
                 scheduler_config_path=path,
             )
-            server = SimServer(sim, options=options, port=args.port, speed=args.speed)
+            server = SimServer(
+                sim,
+                options=options,
+                port=args.port,
+                speed=args.speed,
+                run_clock=args.standby_of is None,
+            )
         except (ValueError, OSError) as e:  # WorkloadError, SchedulerConfigError, port in use
             print(f"amtuner sim: {e}", file=sys.stderr)
             return EXIT_ERROR

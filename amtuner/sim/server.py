@@ -136,7 +136,10 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class SimServer:
-    """Serves one simulation on ``host:port`` (0 = any free port) until `stop`."""
+    """Serves one simulation on ``host:port`` (0 = any free port) until `stop`.
+
+    ``run_clock=False`` serves the simulation as it stands (a standby has nothing to run).
+    """
 
     def __init__(
         self,
@@ -147,6 +150,7 @@ class SimServer:
         port: int = 0,
         speed: float = 1.0,
         tick_s: float = 0.02,
+        run_clock: bool = True,
         poll_s: float = ALLOC_RELOAD_INTERVAL_S,
         settle_s: float = ALLOC_RELOAD_WAIT_S,
     ) -> None:
@@ -157,6 +161,7 @@ class SimServer:
         self.speed = speed
         self.lock = threading.RLock()
         self._tick_s = tick_s
+        self._run_clock = run_clock
         self._poll_s = poll_s
         self._stop = threading.Event()
         self._reset_clock()
@@ -191,7 +196,10 @@ class SimServer:
 
     def start(self) -> None:
         self._reset_clock()
-        for target, name in ((self._http.serve_forever, "rm-http"), (self._tick, "sim-clock")):
+        loops = [(self._http.serve_forever, "rm-http")]
+        if self._run_clock:
+            loops.append((self._tick, "sim-clock"))
+        for target, name in loops:
             t = threading.Thread(target=target, name=name, daemon=True)
             t.start()
             self._threads.append(t)

@@ -10,9 +10,9 @@ import requests
 from amtuner.executor import RestRefresher, SchedulerFile
 from amtuner.model import GLOBAL_TARGET, SchedulerKind
 from amtuner.monitor.client import RMClient
-from amtuner.sim.adapter import SimAdapter
+from amtuner.sim.adapter import SimAdapter, watch_allocation_file
 from amtuner.sim.rmapi import FaceOptions
-from amtuner.sim.simulation import Simulation, build_simulation
+from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
 
 
@@ -83,3 +83,28 @@ def test_requests_see_a_consistent_response() -> None:
     r = s.put("http://sim/ws/v1/cluster/scheduler-conf", data="<sched-conf/>", timeout=5)
     assert r.status_code == 400 and "MutableConfScheduler" in r.text
     assert r.encoding == "utf-8"
+
+
+def test_an_in_process_fair_scheduler_reloads_its_file_in_virtual_time(tmp_path: Path) -> None:
+    path = tmp_path / "fair-scheduler.xml"
+    path.write_bytes(default_scheduler_config(SchedulerKind.FAIR, ["root.default"]))
+    sim = build_simulation(
+        SchedulerKind.FAIR, load_workload("paper:grep", seed=1), path.read_bytes(), seed=1
+    )
+    watcher = watch_allocation_file(sim, path)
+    s = session_for(sim)
+
+    def max_apps() -> int:
+        info = s.get("http://sim/ws/v1/cluster/scheduler", timeout=5).json()
+        leaf = info["scheduler"]["schedulerInfo"]["rootQueue"]["childQueues"]["queue"][0]
+        return int(leaf["maxApps"])
+
+    sim.run_until(5.0)
+    unlimited = max_apps()
+    path.write_text(
+        path.read_text().replace("<weight>", "<maxRunningApps>3</maxRunningApps><weight>")
+    )
+    sim.run_until(15.0)  # the poll at 10 s sees the change; it must settle for 5 s
+    assert max_apps() == unlimited and watcher.reloads == 0
+    sim.run_until(21.0)  # the poll at 20 s reloads
+    assert max_apps() == 3 and watcher.reloads == 1
