@@ -102,6 +102,8 @@ class _HTTPServer(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _HTTPServer
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+    """Headers and body go out in two writes; with Nagle, keep-alive answers wait ~40 ms."""
 
     def _serve(self) -> None:
         if "chunked" in self.headers.get("Transfer-Encoding", ""):
