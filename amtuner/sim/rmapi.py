@@ -826,6 +826,7 @@ _ROUTES: dict[str, str] = {
     "/ws/v1/cluster/apps": "apps",
     "/ws/v1/cluster/scheduler-conf": "conf",
     REFRESH_PATH: "refresh",
+    "/": "page",
     "/cluster": "page",
     "/cluster/apps": "page",
     "/cluster/scheduler": "page",

@@ -452,6 +452,7 @@ def test_web_ui_layout_2() -> None:
 
 def test_web_ui_layout_3_and_about_page() -> None:
     sim = FakeSim(cs_view())
+    assert handle(sim, "GET", "/", b"", {}).body == handle(sim, "GET", "/cluster", b"", {}).body
     t = _metrics_table(handle(sim, "GET", "/cluster/", b"", {}).body)
     assert t["Used Resources"] == "<memory:6 GB, vCores:3>"
     assert t["Total Resources"] == "<memory:32 GB, vCores:32>"
