@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -370,3 +371,32 @@ def test_standby_redirects_to_the_active_rm(start_sim: Callable[..., RunningSim]
     assert leaf(active)["configuredMaxAMResourceLimit"] == 0.4
     assert stop(standby) == 0 and stop(active) == 0
     assert not active.config.exists()  # its own temporary directory is gone
+
+
+@pytest.mark.slow
+def test_sim_refuses_to_start_on_a_bad_file_and_sim_admin_needs_an_rm(tmp_path: Path) -> None:
+    bad = tmp_path / "fair-scheduler.xml"
+    bad.write_text("<allocations><queue name='default'><weight>x</weight></queue></allocations>")
+    base = [sys.executable, "-m", "amtuner", "sim", "--port", "0", "--workload", "paper:grep"]
+    run = subprocess.run(
+        [*base, "--scheduler", "fair", "--scheduler-config", str(bad)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 1 and "amtuner sim:" in run.stderr
+    assert "listening" not in run.stdout
+    run = subprocess.run(
+        [*base, "--scheduler", "fair", "--mutable-conf"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and "--mutable-conf" in run.stderr
+    with socket.socket() as s:  # a port nobody listens on once closed
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    failed = refresh(f"http://127.0.0.1:{port}")
+    assert failed.returncode != 0 and "no RM answered" in failed.stderr
