@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from amtuner import audit
 from amtuner.config import Config, ConfigError, load_config
 from amtuner.cycle import Cycle, CycleReport
 from amtuner.executor import ExecutorError, SchedulerFile, make_refresher
@@ -101,13 +102,19 @@ def cmd_once(args: argparse.Namespace) -> int:
         return EXIT_CONFIG
     report, new_states = build_cycle(cfg).run(states)
     print_report(report)
+    code = exit_code(report)
+    try:
+        audit.record(cfg.audit_log, report, states, unit_mb=cfg.controller.unit_mb)
+    except audit.AuditError as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        code = EXIT_FILE
     if not report.error and not (cfg.dry_run or report.paused):
         try:
             save_states(cfg.state_file, new_states)
         except StateError as exc:
             print(f"amtuner: {exc}", file=sys.stderr)
             return EXIT_FILE
-    return exit_code(report)
+    return code
 
 
 def cmd_check(args: argparse.Namespace) -> int:

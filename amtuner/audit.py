@@ -1,0 +1,128 @@
+"""The audit trail: one JSON line per applied change of A.
+
+An operator who finds A different tomorrow must be able to tell who changed it, when, from what,
+to what, and which of the paper's rules fired on which numbers, without the daemon's log (which
+journald may have rotated away). Each line is appended, flushed and fsynced before the cycle is
+reported done, so a crash right after a change cannot lose its line. Lines are small single
+``write`` calls on an ``O_APPEND`` file, so the daemon and a hand-run `amtuner once` can share it.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+
+from amtuner.cycle import CycleReport
+from amtuner.model import ControllerState, Observation
+
+log = logging.getLogger(__name__)
+
+
+class AuditError(OSError):
+    """The audit log cannot be written; the change it describes was applied all the same."""
+
+
+def task_memory_ratio(obs: Observation, unit_mb: int) -> float:
+    """M_tasks/M_total with the paper's estimate M_AMs = R x Unit x 2 (may be negative)."""
+    return (obs.memory_used_mb - obs.running_apps * unit_mb * 2) / obs.memory_total_mb
+
+
+def iso_time(t: float) -> str:
+    return datetime.fromtimestamp(t, UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def change_entries(
+    report: CycleReport, before: Mapping[str, ControllerState], *, unit_mb: int
+) -> list[dict[str, object]]:
+    """The audit records of one cycle: one per target whose A was written; none otherwise."""
+    obs = report.observation
+    if not report.applied or obs is None:
+        return []
+    inputs: dict[str, object] = {
+        "pending_apps": obs.pending_apps,
+        "running_apps": obs.running_apps,
+        "memory_used_mb": obs.memory_used_mb,
+        "memory_total_mb": obs.memory_total_mb,
+        "memory_used_ratio": round(obs.memory_ratio, 4),
+        "task_memory_ratio": round(task_memory_ratio(obs, unit_mb), 4),
+        "source": obs.source,
+    }
+    entries = []
+    for d in report.decisions:
+        if not d.changed:
+            continue
+        prev = before.get(d.target)
+        entries.append(
+            {
+                "time": iso_time(report.started),
+                "target": d.target or "global",
+                "old": d.old_a,
+                "new": d.new_a,
+                "direction": str(d.direction),
+                "rule": str(d.rule),
+                "reason": d.reason,
+                "inputs": {
+                    **inputs,
+                    "prev_pending_apps": None if prev is None else prev.prev_pending,
+                    "prev_running_apps": None if prev is None else prev.prev_running,
+                    "n": None if prev is None else prev.n,
+                },
+                "refresh": report.refresh,
+            }
+        )
+    return entries
+
+
+def record(
+    path: Path | None,
+    report: CycleReport,
+    before: Mapping[str, ControllerState],
+    *,
+    unit_mb: int,
+) -> int:
+    """Log every applied change and append it to `path` (when set); returns the lines written.
+
+    Raises AuditError when the file cannot be written (after logging each change)."""
+    entries = change_entries(report, before, unit_mb=unit_mb)
+    for e in entries:
+        log.info(
+            "change %s: %s -> %s [%s] %s", e["target"], e["old"], e["new"], e["rule"], e["reason"]
+        )
+    if path is None or not entries:
+        return 0
+    data = "".join(json.dumps(e, sort_keys=True) + "\n" for e in entries).encode()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        raise AuditError(f"cannot append to audit log {path}: {exc.strerror or exc}") from exc
+    return len(entries)
+
+
+def tail(path: Path, count: int) -> list[dict[str, object]]:
+    """The last `count` records (oldest first); lines that are not JSON objects are skipped, so
+    a hand-edited or truncated file still shows what it can."""
+    try:
+        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except FileNotFoundError:
+        return []
+    records: list[dict[str, object]] = []
+    for line in reversed(lines):
+        if len(records) >= count:
+            break
+        try:
+            doc = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            records.append(doc)
+    return records[::-1]
