@@ -7,9 +7,12 @@ import xml.etree.ElementTree as ET
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
+from xml.sax.saxutils import escape as xml_escape
 
 import pytest
 from bs4 import BeautifulSoup
+from hypothesis import given
+from hypothesis import strategies as st
 
 from amtuner.model import SchedulerKind
 from amtuner.sim import rmapi
@@ -662,3 +665,24 @@ def test_the_monitor_reads_the_web_ui_in_both_layouts(
         view.apps_running,
     )
     assert parsed.scheduler == SchedulerKind(view.scheduler)
+
+
+_KEYS = st.from_regex(r"[a-z][a-z0-9.-]{0,30}", fullmatch=True)
+_VALUES = st.text(
+    alphabet=st.characters(codec="utf-8", categories=["L", "N", "P", "S"]), min_size=1, max_size=20
+)
+
+
+@given(updates=st.dictionaries(_KEYS, _VALUES, max_size=6))
+def test_update_queue_sets_exactly_the_given_keys(updates: dict[str, str]) -> None:
+    entries = "".join(
+        f"<entry><key>{k}</key><value>{xml_escape(v)}</value></entry>" for k, v in updates.items()
+    )
+    body = (
+        "<sched-conf><update-queue><queue-name>root.b</queue-name>"
+        f"<params>{entries}</params></update-queue></sched-conf>"
+    ).encode()
+    before = dict(rmapi.conf_properties(CS_CONF))
+    after = dict(rmapi.conf_properties(rmapi.apply_sched_conf(CS_CONF, body)))
+    expected = before | {f"yarn.scheduler.capacity.root.b.{k}": v for k, v in updates.items()}
+    assert after == expected
