@@ -38,6 +38,7 @@ from typing import Any, Literal, Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from amtuner.model import SchedulerKind
+from amtuner.sim.simulation import CLUSTER_TIMESTAMP
 from amtuner.sim.view import AppView, ClusterView, QueueView, Res
 
 log = logging.getLogger(__name__)
@@ -95,8 +96,9 @@ class FaceOptions:
     """CapacityScheduler with a mutable configuration store (scheduler-conf API on)."""
     standby_of: str | None = None
     """Base URL of the active RM; set, this RM is a standby that redirects there."""
-    started_on_ms: int = 1_700_000_000_000
-    """Wall-clock epoch ms that simulated time 0 stands for (startedOn, app times)."""
+    started_on_ms: int = CLUSTER_TIMESTAMP
+    """Epoch ms that simulated time 0 stands for (startedOn, app times); by default the
+    timestamp in the simulation's application ids, so the cluster id matches them."""
     scheduler_config_path: Path | None = None
     """The file the refresh endpoint re-reads."""
     apps_limit: int = DEFAULT_APPS_LIMIT

@@ -108,3 +108,14 @@ def test_an_in_process_fair_scheduler_reloads_its_file_in_virtual_time(tmp_path:
     assert max_apps() == unlimited and watcher.reloads == 0
     sim.run_until(21.0)  # the poll at 20 s reloads
     assert max_apps() == 3 and watcher.reloads == 1
+
+
+def test_app_ids_carry_the_cluster_id() -> None:
+    sim = simulation(SchedulerKind.CAPACITY)
+    sim.run_until(1.0)
+    s = session_for(sim)
+    cluster_id = s.get("http://sim/ws/v1/cluster/info", timeout=5).json()["clusterInfo"]["id"]
+    apps = s.get("http://sim/ws/v1/cluster/apps", timeout=5).json()["apps"]["app"]
+    assert len(apps) == 30
+    assert all(a["id"].startswith(f"application_{cluster_id}_") for a in apps)
+    assert all(a["clusterId"] == cluster_id for a in apps)
