@@ -302,6 +302,7 @@ def parse_allocation_file(data: bytes) -> FSConf:
 class FSQueue:
     __slots__ = (
         "allocated_containers",
+        "am_heap",
         "am_limit",
         "am_used_mb",
         "am_used_vcores",
@@ -343,7 +344,12 @@ class FSQueue:
         self.with_am = 0
         self.nonrunnable: list[App] = []
         self.heap: list[tuple[float, int, int, App]] = []
-        """Runnable apps wanting a container: (policy key, submission, version, app)."""
+        """Apps with a running AM wanting a task container: (policy key, submission, version,
+        app)."""
+        self.am_heap: list[tuple[int, App]] = []
+        """Runnable apps waiting for their AM, by submission. They use nothing, so every policy
+        ranks them first (fifo: by submission among all); apart, a long queue of AM-blocked
+        apps is not walked on every pass."""
         self.max_am_share = FS_DEFAULT_AM_SHARE
         self.max_running = UNLIMITED
         self.min_mb = self.min_vcores = 0
@@ -524,7 +530,7 @@ class FairScheduler:
             q = q.parent
         leaf.pending_containers += 1
         leaf.pending_mb += app.am_memory_mb
-        self._push(leaf, app)
+        heapq.heappush(leaf.am_heap, (app.index, app))
 
     def _promote_nonrunnable(self) -> None:
         """Make waiting apps runnable in submission order while the limits allow."""
@@ -624,13 +630,15 @@ class FairScheduler:
 
     # allocation
 
-    def _pick_leaf(self, blocked: set[int]) -> FSQueue | None:
+    def _pick_leaf(self, blocked: set[int], am_blocked: set[int]) -> FSQueue | None:
         """FairSharePolicy's order: needy (below min share) first by usage/min share, then the
         lowest usage/weight; ties by configuration order."""
         best: FSQueue | None = None
         best_key: tuple[int, float] = (2, 0.0)
         for leaf in self.leaves:
-            if not leaf.heap or id(leaf) in blocked:
+            if id(leaf) in blocked:
+                continue
+            if not leaf.heap and (not leaf.am_heap or id(leaf) in am_blocked):
                 continue
             demand = leaf.used_mb + leaf.pending_mb
             min_share = min(leaf.min_mb, demand)
@@ -671,20 +679,37 @@ class FairScheduler:
         )
 
     def assign(self, launch: Callable[[App, Node], None]) -> None:
+        """Place containers until nothing more fits. An AM refused in a leaf (by maxAMShare or
+        for want of a node) stops AMs behind it in that leaf for this pass: with equal AM sizes,
+        as MapReduce's are, they would be refused too."""
         if self._shares_dirty:
             self._update_shares()
         cluster = self.cluster
         min_alloc = cluster.min_alloc_mb
         blocked: set[int] = set()
+        am_blocked: set[int] = set()
         skipped: list[tuple[FSQueue, App]] = []
         while cluster.fits_somewhere(min_alloc):
-            leaf = self._pick_leaf(blocked)
+            leaf = self._pick_leaf(blocked, am_blocked)
             if leaf is None:
                 break
+            if self._am_next(leaf, am_blocked):
+                app = leaf.am_heap[0][1]
+                mem, vc = app.am_memory_mb, app.am_vcores
+                if not self._fits_max(leaf, mem, vc):
+                    blocked.add(id(leaf))
+                    continue
+                node = cluster.find(mem)
+                if node is None or not self.am_allowed(leaf, app):
+                    am_blocked.add(id(leaf))
+                    continue
+                heapq.heappop(leaf.am_heap)
+                launch(app, node)
+                continue
             _, _, version, app = heapq.heappop(leaf.heap)
             if version != app.hver:
                 continue
-            if not app.wants_container:
+            if not app.pending:
                 app.in_heap = False
                 continue
             mem, vc = app.next_request()
@@ -693,16 +718,24 @@ class FairScheduler:
                 blocked.add(id(leaf))
                 continue
             node = cluster.find(mem)
-            if node is None or (app.am_node is None and not self.am_allowed(leaf, app)):
+            if node is None:
                 skipped.append((leaf, app))
                 continue
             launch(app, node)
-            if app.wants_container:
+            if app.pending:
                 self._push(leaf, app)
             else:
                 app.in_heap = False
         for leaf, app in skipped:
             self._push(leaf, app)
+
+    @staticmethod
+    def _am_next(leaf: FSQueue, am_blocked: set[int]) -> bool:
+        if not leaf.am_heap or id(leaf) in am_blocked:
+            return False
+        if not leaf.heap or leaf.policy != "fifo":
+            return True
+        return leaf.am_heap[0][0] < leaf.heap[0][1]
 
     # view
 
