@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from amtuner.model import SchedulerKind
@@ -75,22 +75,26 @@ def child_limit_mb(
 
 
 def activations(
-    pending_am_mb: Sequence[tuple[int, str]],
+    pending_am_mb: Iterable[tuple[int, str]],
     am_used_mb: int,
     am_limit: int,
     num_active: int,
     user_am_used_mb: Mapping[str, int],
     user_am_limit: int,
+    min_am_mb: int = 0,
 ) -> list[int]:
     """Indices of the pending apps (FIFO order; (AM size, user) each) to activate now.
 
     An app that does not fit is skipped, not waited for, so a later, smaller AM can still start;
     while the queue has no active app or no AM in use, the next one starts whatever the limit
-    (the first-AM exemption)."""
+    (the first-AM exemption). ``min_am_mb`` (a lower bound of the pending AM sizes) only ends
+    the walk early once not even the smallest could fit."""
     chosen: list[int] = []
     user_used = dict(user_am_used_mb)
     for i, (am_mb, user) in enumerate(pending_am_mb):
         exempt = num_active < 1 or am_used_mb == 0
+        if not exempt and am_used_mb + min_am_mb > am_limit:
+            break
         if am_used_mb + am_mb > am_limit and not exempt:
             continue
         if user_used.get(user, 0) + am_mb > user_am_limit and not exempt:
@@ -213,6 +217,7 @@ class CSQueue:
         "conf",
         "heap",
         "is_leaf",
+        "min_pending_am",
         "parent",
         "pending",
         "pending_containers",
@@ -231,6 +236,8 @@ class CSQueue:
         self.pending_containers = 0
         self.pending: list[App] = []
         """Submitted, not yet activated, FIFO."""
+        self.min_pending_am = 0
+        """A lower bound of the AM sizes in `pending` (exact when it was last empty)."""
         self.active = 0
         self.apps = 0
         self.am_used_mb = 0
@@ -330,6 +337,8 @@ class CapacityScheduler:
             return False
         app.leaf = leaf
         leaf.apps += 1
+        if not leaf.pending or app.am_memory_mb < leaf.min_pending_am:
+            leaf.min_pending_am = app.am_memory_mb
         leaf.pending.append(app)
         self._activate(leaf)
         return True
@@ -338,7 +347,9 @@ class CapacityScheduler:
         if not leaf.pending:
             return
         limit = self.am_limit_mb(leaf)
-        users = {a.spec.user for a in leaf.pending} | set(leaf.user_am_used)
+        busy = leaf.active >= 1 and leaf.am_used_mb > 0
+        if busy and leaf.am_used_mb + leaf.min_pending_am > limit:
+            return  # not even the smallest pending AM fits: the common case, kept O(1)
         ulimit = user_am_limit_mb(
             self.guarantee_mb(leaf),
             leaf.conf.am_percent,
@@ -346,19 +357,19 @@ class CapacityScheduler:
             self.cluster.min_alloc_mb,
             user_limit_percent=leaf.conf.user_limit_percent,
             user_limit_factor=leaf.conf.user_limit_factor,
-            active_users=len([u for u, v in leaf.user_am_used.items() if v > 0]) or len(users),
+            active_users=len(leaf.user_am_used) or 1,
         )
         chosen = activations(
-            [(a.am_memory_mb, a.spec.user) for a in leaf.pending],
+            ((a.am_memory_mb, a.spec.user) for a in leaf.pending),
             leaf.am_used_mb,
             limit,
             leaf.active,
             leaf.user_am_used,
             ulimit,
+            leaf.min_pending_am,
         )
         if not chosen:
             return
-        picked = set(chosen)
         for i in chosen:
             app = leaf.pending[i]
             leaf.active += 1
@@ -369,7 +380,11 @@ class CapacityScheduler:
             leaf.pending_containers += 1
             heapq.heappush(leaf.heap, (app.index, app))
             app.in_heap = True
-        leaf.pending = [a for i, a in enumerate(leaf.pending) if i not in picked]
+        if chosen[-1] == len(chosen) - 1:
+            del leaf.pending[: len(chosen)]
+        else:
+            picked = set(chosen)
+            leaf.pending = [a for i, a in enumerate(leaf.pending) if i not in picked]
 
     def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from amtuner.sim.capacity import (
     activations,
@@ -202,3 +204,17 @@ def test_submitting_to_an_unknown_or_parent_queue_is_rejected() -> None:
     assert sim.run().jobs_failed == 1
     sim = build_simulation("capacity", _workload(1, queue="root"), config)
     assert sim.run().jobs_failed == 1
+
+
+@given(
+    sizes=st.lists(st.sampled_from([1024, 2048, 3072, 4096]), min_size=1, max_size=30),
+    used=st.integers(0, 8).map(lambda n: n * 1024),
+    limit=st.integers(0, 16).map(lambda n: n * 1024),
+)
+def test_the_early_stop_never_changes_which_apps_activate(
+    sizes: list[int], used: int, limit: int
+) -> None:
+    pending = [(s, "u") for s in sizes]
+    active = 1 if used else 0
+    full = activations(pending, used, limit, active, {"u": used}, limit)
+    assert activations(pending, used, limit, active, {"u": used}, limit, min(sizes)) == full
