@@ -17,6 +17,8 @@ from amtuner import __version__
 
 COMMANDS: tuple[str, ...] = (
     "amtuner.commands",
+    "amtuner.daemon",
+    "amtuner.status",
     "amtuner.demo",
     "amtuner.sim.cli",
     "amtuner.sim.serve",

@@ -3,6 +3,10 @@
 The paper's bisection depends on n, P(t-1) and R(t-1); without them every restart (and every
 `amtuner once`) would begin the search again from the widest step. The file is rewritten
 atomically, so a crash leaves the previous state, never half of one.
+
+The daemon also keeps a summary of its last cycle there ("last_cycle": what it saw, decided and
+why), for `amtuner status`. The key is optional, so files written before it existed, or by
+`amtuner once`, still load.
 """
 
 from __future__ import annotations
@@ -10,7 +14,9 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from amtuner.cycle import States
 from amtuner.model import ControllerState
@@ -22,19 +28,31 @@ class StateError(OSError):
     """The state file cannot be read or written; the message says which file and why."""
 
 
-def load_states(path: Path) -> States:
-    """Missing file = a first start. A corrupt file is an error, not a silent reset: an operator
-    should know the bisection restarted."""
+def _read(path: Path) -> dict[str, Any] | None:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        return {}
+        return None
     except OSError as exc:
         raise StateError(f"cannot read state file {path}: {exc.strerror or exc}") from exc
     try:
         doc = json.loads(raw)
         if doc.get("version") != FORMAT_VERSION:
             raise ValueError(f"unknown format version {doc.get('version')!r}")
+        return doc
+    except (ValueError, AttributeError) as exc:
+        raise StateError(
+            f"state file {path} is not valid ({exc}); move it aside to restart the search"
+        ) from exc
+
+
+def load_states(path: Path) -> States:
+    """Missing file = a first start. A corrupt file is an error, not a silent reset: an operator
+    should know the bisection restarted."""
+    doc = _read(path)
+    if doc is None:
+        return {}
+    try:
         return {
             target: ControllerState(
                 a=float(s["a"]),
@@ -51,8 +69,17 @@ def load_states(path: Path) -> States:
         ) from exc
 
 
-def save_states(path: Path, states: States) -> None:
-    doc = {
+def load_last_cycle(path: Path) -> dict[str, Any] | None:
+    """The daemon's summary of its last cycle; None when no file or no summary in it."""
+    doc = _read(path)
+    summary = None if doc is None else doc.get("last_cycle")
+    if summary is not None and not isinstance(summary, dict):
+        raise StateError(f"state file {path} is not valid (last_cycle is not a mapping)")
+    return summary
+
+
+def save_states(path: Path, states: States, last_cycle: Mapping[str, Any] | None = None) -> None:
+    doc: dict[str, Any] = {
         "version": FORMAT_VERSION,
         "targets": {
             target: {
@@ -65,6 +92,8 @@ def save_states(path: Path, states: States) -> None:
             for target, s in sorted(states.items())
         },
     }
+    if last_cycle is not None:
+        doc["last_cycle"] = dict(last_cycle)
     data = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

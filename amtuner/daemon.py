@@ -1,0 +1,395 @@
+"""`amtuner run`: the control cycle every period, as a long-running service.
+
+What an operator can rely on:
+
+* The first cycle runs at start, then one per ``controller.period_seconds`` (APScheduler 3.x
+  interval job: one instance at a time, late runs coalesced, a late start tolerated for one
+  period). Every RM and refresh timeout should be below the period; a warning says so at start.
+* No single cycle can stop the daemon: RM, file and refresh problems are reported by the cycle
+  itself, and anything unexpected is logged with its traceback and counted
+  (``amtuner_cycles_total{result="crashed"}``).
+* Signals are handled on the main thread with ``sigtimedwait``, never in a handler, so nothing
+  re-enters a lock: SIGTERM/SIGINT let the running cycle finish and exit 0; SIGHUP reloads the
+  config (an invalid one is refused and the old one kept); SIGUSR1 pauses (monitor, write
+  nothing) and SIGUSR2 resumes, like the pause file.
+* The controller state is saved after every live cycle (with a summary for `amtuner status`), so a
+  restart continues the bisection; A itself is re-read from the scheduler file each cycle.
+* systemd: READY=1 once serving, STATUS=<last decision>, STOPPING=1, and WATCHDOG=1 only while
+  cycles keep completing, so a wedged cycle gets the service restarted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from datetime import UTC, datetime
+from pathlib import Path, PosixPath
+
+from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
+from apscheduler.executors.pool import ThreadPoolExecutor
+from apscheduler.schedulers.background import BackgroundScheduler
+from prometheus_client import REGISTRY, CollectorRegistry, disable_created_metrics
+
+from amtuner import audit, guard, sdnotify
+from amtuner.cli import EXIT_ERROR
+from amtuner.commands import EXIT_CONFIG, EXIT_OK, build_cycle, target_name
+from amtuner.config import Config, ConfigError, load_config
+from amtuner.cycle import Cycle, CycleReport, States
+from amtuner.metrics import Metrics, MetricsServer
+from amtuner.state import StateError, load_states, save_states
+from amtuner.status import summarize
+
+log = logging.getLogger(__name__)
+
+JOB_ID = "control"
+SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2})
+IDLE_WAIT_S = 60.0
+"""How long the main thread sleeps between signals when no watchdog needs feeding."""
+
+
+class _SignalPause(PosixPath):
+    """Stands in for guard.pause_file while SIGUSR1 holds: it "exists" until SIGUSR2, so the
+    cycle pauses exactly as it does for the operator's pause file."""
+
+    def exists(self, *args: object, **kwargs: object) -> bool:
+        return True
+
+
+SIGNAL_PAUSE = _SignalPause("SIGUSR1 pause")
+
+
+def worst_cycle_s(cfg: Config) -> float:
+    """The longest a cycle can wait on the RM and the refresh, per the configured timeouts."""
+    rm = cfg.rm.connect_timeout_seconds + cfg.rm.read_timeout_seconds
+    return rm + (cfg.refresh.timeout_seconds if cfg.refresh.method != "none" else 0.0)
+
+
+def check_timeouts(cfg: Config) -> bool:
+    """Warn when a slow RM could make a cycle overrun its period (the next tick is then
+    skipped, not run late); True when the timeouts fit."""
+    worst = worst_cycle_s(cfg)
+    period = cfg.controller.period_seconds
+    if worst < period:
+        return True
+    log.warning(
+        "rm connect+read timeouts + refresh timeout = %g s >= controller.period_seconds %g s: "
+        "a slow RM can make a cycle overrun and the next one be skipped",
+        worst,
+        period,
+    )
+    return False
+
+
+class Daemon:
+    """The scheduler, the metrics endpoint and the state between cycles.
+
+    `run_cycle` is the scheduled job; `reload` and `set_paused` are what the signals do; `serve`
+    is the whole service (start, wait for signals, stop)."""
+
+    def __init__(
+        self,
+        config_path: Path,
+        cfg: Config,
+        *,
+        force_dry_run: bool = False,
+        registry: CollectorRegistry = REGISTRY,
+        build: Callable[[Config], Cycle] = build_cycle,
+    ) -> None:
+        self.config_path = config_path
+        self.force_dry_run = force_dry_run
+        self.registry = registry
+        self._build = build
+        self.cfg = cfg
+        self._cycle = build(cfg)
+        self._persisted: States = load_states(cfg.state_file)
+        self._states: States = dict(self._persisted)
+        """In-memory controller state; differs from the saved one in dry-run or while paused."""
+        self.paused_by_signal = False
+        self.metrics = Metrics(registry)
+        self.metrics.observe_states(self._states)
+        self.metrics.dry_run.set(cfg.dry_run)
+        self.metrics.paused.set(guard.paused(cfg.guard))
+        self.last_end = time.monotonic()
+        """Monotonic time the last cycle ended (any result): what the watchdog certifies."""
+        self.cycles_done = 0
+        self._server: MetricsServer | None = None
+        self.scheduler = BackgroundScheduler(
+            executors={"default": ThreadPoolExecutor(max_workers=1)},
+            job_defaults=self._job_options(cfg),
+            timezone=UTC,
+        )
+        self.scheduler.add_listener(self._skipped, EVENT_JOB_MISSED | EVENT_JOB_MAX_INSTANCES)
+
+    # -- the job ---------------------------------------------------------------------------
+
+    @staticmethod
+    def _job_options(cfg: Config) -> dict[str, object]:
+        return {
+            "coalesce": True,
+            "max_instances": 1,
+            # A run that starts up to one period late (a loaded host) still runs; APScheduler's
+            # default of 1 s would silently drop it.
+            "misfire_grace_time": max(1, math.ceil(cfg.controller.period_seconds)),
+        }
+
+    def run_cycle(self) -> None:
+        """One scheduled cycle; never raises, whatever goes wrong."""
+        started = time.monotonic()
+        try:
+            self._run_cycle()
+        except Exception:
+            log.exception("cycle failed unexpectedly; the daemon goes on with the next period")
+            self.metrics.observe_crash(time.monotonic() - started)
+        self.cycles_done += 1
+        self.last_end = time.monotonic()
+
+    def _run_cycle(self) -> None:
+        cycle = self._cycle
+        cfg = cycle.config
+        if self.paused_by_signal:
+            cycle = replace(
+                cycle, config=replace(cfg, guard=replace(cfg.guard, pause_file=SIGNAL_PAUSE))
+            )
+        before = self._states
+        report, states = cycle.run(before)
+        log_report(report)
+        if report.error is None and not (report.dry_run or report.paused):
+            self._persisted = states
+        self._states = states
+        self.metrics.observe_cycle(
+            report, states, unit_mb=cfg.controller.unit_mb, ended=time.time()
+        )
+        try:
+            audit.record(cfg.audit_log, report, before, unit_mb=cfg.controller.unit_mb)
+        except audit.AuditError as exc:
+            log.error("%s", exc)
+            self.metrics.audit_failures.inc()
+        if not cfg.dry_run:
+            try:
+                save_states(cfg.state_file, self._persisted, summarize(report, states))
+            except StateError as exc:
+                log.error("%s; a restart would begin the search again", exc)
+        sdnotify.notify(f"STATUS={status_line(report)}")
+
+    def _skipped(self, event: JobEvent) -> None:
+        reason = "missed" if event.code == EVENT_JOB_MISSED else "overlap"
+        log.warning("a scheduled cycle did not run (%s): the previous one ran too long", reason)
+        self.metrics.skipped.labels(reason).inc()
+
+    # -- what the signals do ---------------------------------------------------------------
+
+    def reload(self) -> bool:
+        """Re-read the config file; an invalid one is refused and the old one kept."""
+        try:
+            new = load_config(self.config_path)
+            if self.force_dry_run:
+                new = new.with_dry_run(True)
+            cycle = self._build(new)
+        except Exception as exc:  # a config error, or a session that cannot be built from it
+            log.error("reload refused, keeping the running config: %s", exc)
+            return False
+        old, self.cfg = self.cfg, new
+        self._cycle = cycle
+        if new.controller.period_seconds != old.controller.period_seconds:
+            self.scheduler.reschedule_job(
+                JOB_ID, trigger="interval", seconds=new.controller.period_seconds
+            )
+            self.scheduler.modify_job(JOB_ID, **self._job_options(new))
+        if new.metrics != old.metrics:
+            log.warning("metrics settings changed: they take effect at the next restart")
+        if new.state_file != old.state_file:
+            log.warning("state_file changed: the controller state moves to %s", new.state_file)
+        check_timeouts(new)
+        self.metrics.dry_run.set(new.dry_run)
+        log.info("reloaded %s (period %g s)", self.config_path, new.controller.period_seconds)
+        return True
+
+    def set_paused(self, paused: bool) -> None:
+        self.paused_by_signal = paused
+        self.metrics.paused.set(paused or guard.paused(self.cfg.guard))
+        log.info("%s by signal", "paused (monitoring only)" if paused else "resumed")
+
+    # -- the service -----------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the metrics endpoint and the scheduler; the first cycle runs at once."""
+        if self.cfg.metrics.enabled:
+            m = self.cfg.metrics
+            self._server = MetricsServer(m.address, m.port, self.registry)
+            log.info("metrics on http://%s:%d/metrics", m.address, self._server.port)
+        self.scheduler.add_job(
+            self.run_cycle,
+            "interval",
+            seconds=self.cfg.controller.period_seconds,
+            id=JOB_ID,
+            next_run_time=datetime.now(UTC),
+            **self._job_options(self.cfg),
+        )
+        self.scheduler.start()
+
+    def stop(self) -> None:
+        """Let the running cycle finish, then close the endpoint."""
+        self.scheduler.shutdown(wait=True)
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+
+    def watchdog_ok(self) -> bool:
+        """The control loop is alive: a cycle ended within two periods plus the worst cycle."""
+        allowed = 2 * self.cfg.controller.period_seconds + worst_cycle_s(self.cfg)
+        return time.monotonic() - self.last_end < allowed
+
+    def serve(self) -> int:
+        """Run until SIGTERM/SIGINT. Signals are blocked before any thread starts (threads
+        inherit the mask) and taken synchronously here."""
+        old_mask = signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+        try:
+            self.start()
+            try:
+                sdnotify.notify(
+                    "READY=1", f"STATUS=running, period {self.cfg.controller.period_seconds:g} s"
+                )
+                self._wait_for_signals()
+                sdnotify.notify("STOPPING=1")
+                log.info("stopping: letting the running cycle finish")
+            finally:
+                self.stop()
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
+        log.info("stopped")
+        return EXIT_OK
+
+    def _wait_for_signals(self) -> None:
+        while True:
+            interval = sdnotify.watchdog_interval_s()
+            info = signal.sigtimedwait(SIGNALS, interval or IDLE_WAIT_S)
+            if interval is not None and self.watchdog_ok():
+                sdnotify.notify("WATCHDOG=1")
+            if info is None:
+                continue
+            signo = info.si_signo
+            if signo in (signal.SIGTERM, signal.SIGINT):
+                log.info("%s received", signal.Signals(signo).name)
+                return
+            if signo == signal.SIGHUP:
+                log.info("SIGHUP: reloading %s", self.config_path)
+                self.reload()
+            else:
+                self.set_paused(signo == signal.SIGUSR1)
+
+
+def status_line(report: CycleReport) -> str:
+    """One line for systemd's STATUS= (shown by `systemctl status`)."""
+    if report.error:
+        return f"last cycle failed: {report.error}"
+    parts = [
+        f"{target_name(d.target)} {d.old_a:g}->{d.new_a:g} [{d.rule}]"
+        if d.changed
+        else f"{target_name(d.target)} {d.new_a:g} [{d.rule}]"
+        for d in report.decisions
+    ]
+    mode = " (dry-run)" if report.dry_run else " (paused)" if report.paused else ""
+    return "last cycle: " + ", ".join(parts) + mode
+
+
+def log_report(report: CycleReport) -> None:
+    obs = report.observation
+    seen = (
+        f"P={obs.pending_apps} R={obs.running_apps} memory {obs.memory_ratio:.2f}; "
+        if obs is not None
+        else ""
+    )
+    if report.error:
+        log.warning("cycle: %s%s: %s", seen, report.error, report.message)
+        return
+    for d in report.decisions:
+        log.info(
+            "cycle: %s%s %g -> %g [%s] %s",
+            seen,
+            target_name(d.target),
+            d.old_a,
+            d.new_a,
+            d.rule,
+            d.reason,
+        )
+    log.info("cycle: %s", report.message)
+
+
+# -- logging ---------------------------------------------------------------------------------
+
+_PRIORITY = {
+    logging.DEBUG: 7,
+    logging.INFO: 6,
+    logging.WARNING: 4,
+    logging.ERROR: 3,
+    logging.CRITICAL: 2,
+}
+
+
+class JournalFormatter(logging.Formatter):
+    """journald adds the time; a ``<N>`` prefix on every line (tracebacks included) gives it the
+    syslog priority (SyslogLevelPrefix=yes is systemd's default)."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        priority = _PRIORITY.get(record.levelno, 6 if record.levelno < logging.WARNING else 3)
+        return "\n".join(f"<{priority}>{line}" for line in super().format(record).splitlines())
+
+
+def for_journal() -> bool:
+    return "JOURNAL_STREAM" in os.environ or not sys.stderr.isatty()
+
+
+def setup_logging(level: str) -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    fmt = "%(levelname)s %(name)s: %(message)s"
+    if for_journal():
+        handler.setFormatter(JournalFormatter(fmt))
+    else:
+        handler.setFormatter(logging.Formatter("%(asctime)s " + fmt))
+    logging.basicConfig(level=level, handlers=[handler], force=True)
+    # Two INFO lines per run of the job would drown the cycle's own lines.
+    logging.getLogger("apscheduler").setLevel(logging.WARNING)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    setup_logging(args.log_level)
+    try:
+        cfg = load_config(args.config)
+        if args.dry_run:
+            cfg = cfg.with_dry_run(True)
+        disable_created_metrics()
+        daemon = Daemon(args.config, cfg, force_dry_run=args.dry_run)
+    except (ConfigError, StateError) as exc:
+        log.error("%s", exc)
+        return EXIT_CONFIG
+    check_timeouts(cfg)
+    log.info(
+        "amtuner run: %s, period %g s, %s",
+        args.config,
+        cfg.controller.period_seconds,
+        "dry-run" if cfg.dry_run else "live",
+    )
+    try:
+        return daemon.serve()
+    except OSError as exc:
+        log.error("cannot serve metrics on %s:%d: %s", cfg.metrics.address, cfg.metrics.port, exc)
+        return EXIT_ERROR
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "run",
+        help="run the control loop as a service (one cycle per controller.period_seconds)",
+        description="Run the control cycle every period until SIGTERM. SIGHUP reloads the "
+        "config, SIGUSR1 pauses (monitor only), SIGUSR2 resumes.",
+    )
+    p.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    p.add_argument("--dry-run", action="store_true", help="decide and log; write nothing")
+    p.set_defaults(func=cmd_run)

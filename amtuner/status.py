@@ -1,0 +1,131 @@
+"""`amtuner status`: what the daemon last did and why, without reading its log.
+
+It reads only files: the state file (the controller state per target and the daemon's summary of
+its last cycle) and the audit log (the applied changes). So it works whether or not the daemon is
+running, from any shell that can read /var/lib/amtuner, and never touches the RM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, TextIO
+
+from amtuner import audit
+from amtuner.commands import EXIT_CONFIG, EXIT_OK, target_name
+from amtuner.config import ConfigError, load_config
+from amtuner.cycle import CycleReport, States
+from amtuner.state import StateError, load_last_cycle, load_states
+
+EXIT_NO_STATE = 1
+
+
+def summarize(report: CycleReport, states: States) -> dict[str, Any]:
+    """The "last_cycle" record the daemon keeps in the state file (plain JSON values)."""
+    obs = report.observation
+    result = "error" if report.error else "applied" if report.applied else "ok"
+    return {
+        "time": audit.iso_time(report.started),
+        "duration_s": round(report.duration_s, 4),
+        "result": result,
+        "error": report.error,
+        "message": report.message,
+        "dry_run": report.dry_run,
+        "paused": report.paused,
+        "observation": None
+        if obs is None
+        else {
+            "pending_apps": obs.pending_apps,
+            "running_apps": obs.running_apps,
+            "memory_used_mb": obs.memory_used_mb,
+            "memory_total_mb": obs.memory_total_mb,
+            "source": obs.source,
+        },
+        "decisions": [
+            {
+                "target": d.target,
+                "old_a": d.old_a,
+                "new_a": d.new_a,
+                "rule": str(d.rule),
+                "reason": d.reason,
+                "n": states[d.target].n if d.target in states else None,
+            }
+            for d in report.decisions
+        ],
+    }
+
+
+def print_status(
+    states: States,
+    last: Mapping[str, Any] | None,
+    changes: list[dict[str, Any]],
+    out: TextIO = sys.stdout,
+) -> None:
+    if last is None:
+        print("last cycle  (no summary: the state file was written by `amtuner once`)", file=out)
+    else:
+        mode = " (dry-run)" if last.get("dry_run") else " (paused)" if last.get("paused") else ""
+        outcome = f"{last.get('result')}{mode}"
+        if last.get("error"):
+            outcome += f" {last['error']}"
+        print(f"last cycle  {last.get('time')} {outcome}: {last.get('message')}", file=out)
+        obs = last.get("observation")
+        if obs:
+            ratio = obs["memory_used_mb"] / obs["memory_total_mb"]
+            print(
+                f"observed    P={obs['pending_apps']} R={obs['running_apps']} memory "
+                f"{obs['memory_used_mb']}/{obs['memory_total_mb']} MB ({ratio:.2f})",
+                file=out,
+            )
+        for d in last.get("decisions", []):
+            print(
+                f"decision    {target_name(d['target'])}: {d['old_a']:g} -> {d['new_a']:g} "
+                f"[{d['rule']}] {d['reason']}",
+                file=out,
+            )
+    for target, s in sorted(states.items()):
+        hist = f"P(t-1)={s.prev_pending} R(t-1)={s.prev_running}"
+        print(f"state       {target_name(target)}: A={s.a:g} n={s.n} {hist}", file=out)
+    if changes:
+        print(f"changes     last {len(changes)} from the audit log:", file=out)
+    for c in changes:
+        print(
+            f"  {c.get('time')} {c.get('target')}: {c.get('old')} -> {c.get('new')} "
+            f"[{c.get('rule')}] {c.get('reason')}",
+            file=out,
+        )
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    try:
+        cfg = load_config(args.config)
+        states = load_states(cfg.state_file)
+        last = load_last_cycle(cfg.state_file)
+    except (ConfigError, StateError) as exc:
+        print(f"amtuner status: {exc}", file=sys.stderr)
+        return EXIT_CONFIG
+    if not states and last is None:
+        print(
+            f"amtuner status: no state yet in {cfg.state_file}: no cycle has completed with this "
+            "config (is the daemon running, and is state_file the one it uses?)",
+            file=sys.stderr,
+        )
+        return EXIT_NO_STATE
+    changes = audit.tail(cfg.audit_log, args.lines) if cfg.audit_log else []
+    print(f"state file  {cfg.state_file}")
+    print_status(states, last, changes)
+    return EXIT_OK
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = subparsers.add_parser(
+        "status",
+        help="show what the daemon last did and why (from the state file and audit log)",
+    )
+    p.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    p.add_argument(
+        "--lines", "-n", type=int, default=5, help="audit lines to show (default: %(default)s)"
+    )
+    p.set_defaults(func=cmd_status)
