@@ -61,7 +61,7 @@ def print_status(
     states: States,
     last: Mapping[str, Any] | None,
     changes: list[dict[str, Any]],
-    out: TextIO = sys.stdout,
+    out: TextIO,
 ) -> None:
     if last is None:
         print("last cycle  (no summary: the state file was written by `amtuner once`)", file=out)
@@ -115,7 +115,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         return EXIT_NO_STATE
     changes = audit.tail(cfg.audit_log, args.lines) if cfg.audit_log else []
     print(f"state file  {cfg.state_file}")
-    print_status(states, last, changes)
+    print_status(states, last, changes, sys.stdout)
     return EXIT_OK
 
 
