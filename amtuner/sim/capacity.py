@@ -4,7 +4,7 @@ The rules follow yarn-facts §1 (Hadoop 2.9–3.3 behaviour, default partition, 
 calculator: only memory is compared). The arithmetic is in module-level functions of plain values,
 so tests check them against the worked examples directly; `CapacityScheduler` only keeps the
 running counters and applies them. Not modelled: node labels, absolute-resource capacities,
-max-parallel-apps, preemption, user-limit on containers (only the per-user AM limit).
+max-parallel-apps, preemption, user weights, per-user max applications.
 """
 
 from __future__ import annotations
@@ -63,6 +63,30 @@ def user_am_limit_mb(
     factor = 1.0 if user_limit_factor == -1 else user_limit_factor
     limit = multiply_and_normalize_up(guarantee_mb, percent * effective * factor, min_alloc_mb)
     return min(limit, queue_am_limit)
+
+
+def user_limit_mb(
+    guarantee_mb: int,
+    queue_used_mb: int,
+    max_mb: int,
+    min_alloc_mb: int,
+    *,
+    active_users: int = 1,
+    user_limit_percent: float = 100.0,
+    user_limit_factor: float = 1.0,
+) -> int:
+    """How much one user may hold in a leaf (``computeUserLimit``): an equal split of the
+    queue's current capacity among active users (at least minimum-user-limit-percent of it),
+    capped by guarantee × user-limit-factor; so one user alone gets the queue's capacity, not
+    its maximum capacity, unless the factor is raised (-1: no cap but max capacity)."""
+    current = guarantee_mb if queue_used_mb < guarantee_mb else queue_used_mb + min_alloc_mb
+    share = max(-(-current // max(active_users, 1)), int(current * user_limit_percent / 100.0))
+    share = round_up(share, min_alloc_mb)
+    if user_limit_factor == -1:
+        cap = max_mb
+    else:
+        cap = min(int(guarantee_mb * user_limit_factor) // min_alloc_mb * min_alloc_mb, max_mb)
+    return min(share, cap)
 
 
 def child_limit_mb(
@@ -224,6 +248,7 @@ class CSQueue:
         "used_mb",
         "used_vcores",
         "user_am_used",
+        "user_used",
     )
 
     def __init__(self, conf: CSQueueConf, parent: CSQueue | None) -> None:
@@ -243,6 +268,8 @@ class CSQueue:
         self.am_used_mb = 0
         self.am_used_vcores = 0
         self.user_am_used: dict[str, int] = {}
+        """AM memory by user; its keys are the users with active apps."""
+        self.user_used: dict[str, int] = {}
         self.heap: list[tuple[int, App]] = []
         """Activated apps that want a container, FIFO by submission."""
 
@@ -313,6 +340,18 @@ class CapacityScheduler:
     def guarantee_mb(self, queue: CSQueue) -> int:
         return multiply_and_normalize_up(
             self.cluster.total_mb, queue.conf.absolute_capacity, self.cluster.min_alloc_mb
+        )
+
+    def user_limit_mb(self, leaf: CSQueue) -> int:
+        c = leaf.conf
+        return user_limit_mb(
+            self.guarantee_mb(leaf),
+            leaf.used_mb,
+            int(c.absolute_max_capacity * self.cluster.total_mb),
+            self.cluster.min_alloc_mb,
+            active_users=len(leaf.user_am_used),
+            user_limit_percent=c.user_limit_percent,
+            user_limit_factor=c.user_limit_factor,
         )
 
     def am_limit_mb(self, queue: CSQueue) -> int:
@@ -394,8 +433,11 @@ class CapacityScheduler:
             heapq.heappush(leaf.heap, (app.index, app))
 
     def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
-        q: CSQueue | None = app.leaf  # type: ignore[assignment]
-        q.pending_containers -= 1  # type: ignore[union-attr]
+        leaf: CSQueue = app.leaf  # type: ignore[assignment]
+        leaf.pending_containers -= 1
+        user = app.spec.user
+        leaf.user_used[user] = leaf.user_used.get(user, 0) + memory_mb
+        q: CSQueue | None = leaf
         while q is not None:
             q.used_mb += memory_mb
             q.used_vcores += vcores
@@ -403,7 +445,9 @@ class CapacityScheduler:
             q = q.parent
 
     def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
-        q: CSQueue | None = app.leaf  # type: ignore[assignment]
+        leaf: CSQueue = app.leaf  # type: ignore[assignment]
+        leaf.user_used[app.spec.user] -= memory_mb
+        q: CSQueue | None = leaf
         while q is not None:
             q.used_mb -= memory_mb
             q.used_vcores -= vcores
@@ -455,6 +499,9 @@ class CapacityScheduler:
             mem, _ = app.next_request()
             if leaf.used_mb + mem > self.current_limit_mb(leaf):
                 blocked.add(id(leaf))
+                continue
+            if leaf.user_used.get(app.spec.user, 0) + mem > self.user_limit_mb(leaf):
+                skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue
             node = cluster.find(mem)
             if node is None:

@@ -15,6 +15,7 @@ from amtuner.sim.capacity import (
     multiply_and_normalize_up,
     parse_capacity_config,
     user_am_limit_mb,
+    user_limit_mb,
 )
 from amtuner.sim.simulation import (
     SchedulerConfigError,
@@ -218,3 +219,38 @@ def test_the_early_stop_never_changes_which_apps_activate(
     active = 1 if used else 0
     full = activations(pending, used, limit, active, {"u": used}, limit)
     assert activations(pending, used, limit, active, {"u": used}, limit, min(sizes)) == full
+
+
+def test_user_limit_numbers() -> None:
+    # alone in a queue: the guarantee (capacity) x user-limit-factor, not the max capacity
+    assert user_limit_mb(16384, 0, 32768, 1024) == 16384
+    assert user_limit_mb(16384, 20000, 32768, 1024) == 16384
+    assert user_limit_mb(16384, 20000, 32768, 1024, user_limit_factor=2) == 21504  # 21024 up
+    assert user_limit_mb(16384, 20000, 24576, 1024, user_limit_factor=-1) == 21504
+    assert user_limit_mb(16384, 0, 32768, 1024, active_users=2, user_limit_percent=50) == 8192
+
+
+def _two_queues(extra: dict[str, str]) -> bytes:
+    return _props(
+        {
+            P + "root.queues": "a,b",
+            P + "root.a.capacity": "50",
+            P + "root.a.maximum-capacity": "100",
+            P + "root.b.capacity": "50",
+            P + "root.b.maximum-capacity": "100",
+            P + "maximum-am-resource-percent": "0.5",
+            **extra,
+        }
+    )
+
+
+def test_one_user_gets_the_queue_capacity_unless_the_factor_is_raised() -> None:
+    wl = _workload(2, maps=40, queue="root.a", nodes=4)
+    sim = build_simulation("capacity", wl, _two_queues({}))
+    sim.run_until(5.5)
+    used = {q.path: q.used.memory_mb for q in sim.view().queues}
+    assert used["root.a"] == 16384  # half the cluster, though b is idle
+    sim = build_simulation("capacity", wl, _two_queues({P + "root.a.user-limit-factor": "2"}))
+    sim.run_until(5.5)
+    used = {q.path: q.used.memory_mb for q in sim.view().queues}
+    assert used["root.a"] == 32768
