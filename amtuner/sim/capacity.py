@@ -289,6 +289,14 @@ class CapacityScheduler:
         return self.conf.global_am_percent
 
     def _build(self, conf: CSConf, old: dict[str, CSQueue]) -> None:
+        """Swap in ``conf``, keeping the leaves (and their apps) that stay leaves; checks first,
+        so a refused configuration leaves every queue as it was."""
+        new_leaves = {qc.path for qc in conf.queues if not qc.children}
+        for path, q in old.items():
+            if q.is_leaf and q.apps and path not in new_leaves:
+                raise SchedulerConfigError(
+                    f"queue {path} has {q.apps} applications and cannot be removed or made a parent"
+                )
         queues: dict[str, CSQueue] = {}
         for qc in conf.queues:
             parent = queues.get(qc.path.rsplit(".", 1)[0]) if qc.path != "root" else None
@@ -298,11 +306,6 @@ class CapacityScheduler:
                 queues[qc.path] = reused
             else:
                 queues[qc.path] = CSQueue(qc, parent)
-        for path, q in old.items():
-            if q.is_leaf and q.apps and not (path in queues and queues[path].is_leaf):
-                raise SchedulerConfigError(
-                    f"queue {path} has {q.apps} applications and cannot be removed or made a parent"
-                )
         for q in queues.values():
             if not q.is_leaf:
                 q.used_mb = q.used_vcores = q.allocated_containers = 0

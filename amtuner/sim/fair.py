@@ -390,6 +390,20 @@ class FairScheduler:
         q.policy = c.policy or conf.default_policy
 
     def _build(self, conf: FSConf, old: dict[str, FSQueue]) -> None:
+        """Swap in ``conf``, keeping the leaves (and their apps) that stay leaves; a busy leaf the
+        file no longer names stays, with default settings, as FS keeps dynamically created
+        queues. Checks first, so a refused configuration leaves every queue as it was."""
+        kinds = {qc.path: qc.parent_type for qc in conf.queues}
+        for path, q in old.items():
+            if not q.is_leaf or not (q.runnable or q.nonrunnable):
+                continue
+            parent_path = path.rsplit(".", 1)[0]
+            if kinds.get(path) is True:
+                raise SchedulerConfigError(f"queue {path} has applications and cannot be a parent")
+            if path not in kinds and kinds.get(parent_path) is not True:
+                raise SchedulerConfigError(
+                    f"queue {path} has applications and its parent {parent_path} is gone"
+                )
         queues: dict[str, FSQueue] = {}
         for qc in conf.queues:
             parent = queues.get(qc.path.rsplit(".", 1)[0]) if qc.path != "root" else None
@@ -402,14 +416,9 @@ class FairScheduler:
         for path, q in old.items():
             if not q.is_leaf or path in queues:
                 continue
-            busy = q.runnable or q.nonrunnable
-            parent_path = path.rsplit(".", 1)[0]
-            parent = queues.get(parent_path)
-            if busy and (parent is None or parent.is_leaf):
-                raise SchedulerConfigError(
-                    f"queue {path} has applications and its parent {parent_path} is gone"
-                )
-            if busy:
+            if q.runnable or q.nonrunnable:
+                parent = queues[path.rsplit(".", 1)[0]]
+                parent.conf = replace(parent.conf, children=(*parent.conf.children, path))
                 q.conf = FSQueueConf(path=path)
                 q.parent = parent
                 queues[path] = q

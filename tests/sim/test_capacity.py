@@ -254,3 +254,17 @@ def test_one_user_gets_the_queue_capacity_unless_the_factor_is_raised() -> None:
     sim.run_until(5.5)
     used = {q.path: q.used.memory_mb for q in sim.view().queues}
     assert used["root.a"] == 32768
+
+
+def test_a_refused_reload_leaves_the_other_queues_untouched() -> None:
+    wl = _workload(2, queue="root.a", nodes=4)
+    sim = build_simulation("capacity", wl, _two_queues({}))
+    sim.run_until(1.0)
+    # drops root.a, which has apps, and changes root.b: refused as a whole
+    bad = _props({P + "root.queues": "b", P + "root.b.capacity": "100"})
+    with pytest.raises(SchedulerConfigError, match=r"root\.a has 2 applications"):
+        sim.reload_scheduler_config(bad)
+    views = {q.path: q for q in sim.view().queues}
+    assert views["root.b"].capacity == pytest.approx(0.5)
+    assert views["root.a"].am_limit.memory_mb == 16384  # 0.5 x 32768, as before
+    assert sim.run().finished

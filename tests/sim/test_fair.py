@@ -267,3 +267,16 @@ def test_nested_pools_and_a_declared_root() -> None:
     assert by_path["root.eng"].children == ("root.eng.ml",)
     assert by_path["root.eng.ml"].max_am_share == 1.0  # capped
     assert conf.queue_max_am_share_default == 0.5
+
+
+def test_reload_keeps_a_busy_queue_the_file_no_longer_names() -> None:
+    wl = _workload({"root.a": 2}, maps=2)
+    sim = build_simulation("fair", wl, _alloc('<queue name="a"><weight>2</weight></queue>'))
+    sim.run_until(1.0)
+    sim.reload_scheduler_config(_alloc('<queue name="b"/>'))
+    views = {q.path: q for q in sim.view().queues}
+    assert views["root"].children == ("root.b", "root.a")
+    assert views["root.a"].weight == 1.0  # default settings now
+    with pytest.raises(SchedulerConfigError, match="cannot be a parent"):
+        sim.reload_scheduler_config(_alloc('<queue name="a"><queue name="x"/></queue>'))
+    assert sim.run().finished
