@@ -88,18 +88,22 @@ class PeriodicSim(SimLike, Protocol):
     ) -> None: ...
 
 
-def watch_allocation_file(sim: PeriodicSim, path: Path) -> AllocationFileWatcher:
+def watch_allocation_file(
+    sim: PeriodicSim, path: Path, written_at: Callable[[float], float] | None = None
+) -> AllocationFileWatcher:
     """Poll ``path`` every 10 simulated seconds from inside the simulation, as FairScheduler does.
 
-    In virtual time a file's mtime says nothing about simulated time, so a change counts as made
-    when a poll first sees it: it is reloaded one poll later (10 s, where a real RM takes 10-15 s).
+    In virtual time a file's mtime says nothing about simulated time. A writer that knows when
+    (in simulated time) it wrote passes ``written_at(mtime)``, and the reload follows the RM's
+    rule exactly (5-15 s later). Without it a change counts as made when a poll first sees it,
+    and is reloaded one poll later (10 s, where a real RM takes 5-15 s).
     """
     seen: dict[float, float] = {}
 
     def first_seen(mtime: float) -> float:
         return seen.setdefault(mtime, sim.now)
 
-    watcher = AllocationFileWatcher(path, first_seen)
+    watcher = AllocationFileWatcher(path, written_at or first_seen)
     sim.schedule_every(
         ALLOC_RELOAD_INTERVAL_S,
         lambda s: watcher.poll(s, s.now),

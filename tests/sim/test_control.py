@@ -1,0 +1,53 @@
+"""The daemon's cycle inside a simulation: the path every benchmark of a policy takes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from amtuner.config import ControllerSettings
+from amtuner.model import SchedulerKind
+from amtuner.sim.control import ControlledRun
+from amtuner.sim.simulation import build_simulation, default_scheduler_config
+from amtuner.sim.workload import load_workload
+
+
+def simulate(kind: SchedulerKind, a0: float, workdir: Path | None, period: float = 15.0):
+    workload = load_workload("paper:mixed")
+    sim = build_simulation(kind, workload, default_scheduler_config(kind, workload.queues, a0))
+    run = ControlledRun(
+        sim, workdir, controller=ControllerSettings(period_seconds=period)
+    ) if workdir else None
+    return sim.run(20_000), run
+
+
+@pytest.mark.parametrize("kind", list(SchedulerKind))
+def test_the_controller_moves_a_and_beats_a_too_low_fixed_value(
+    tmp_path: Path, kind: SchedulerKind
+) -> None:
+    fixed, _ = simulate(kind, 0.1, None)
+    controlled, run = simulate(kind, 0.1, tmp_path)
+    assert run is not None and run.cycles > 2 and not run.errors
+    assert len(controlled.a_trace) > 2, controlled.a_trace
+    assert controlled.a_trace[1][1] > 0.1, "under-allocation must raise A first"
+    assert controlled.finished and fixed.finished
+    assert controlled.makespan_s < 0.6 * fixed.makespan_s
+    written = (tmp_path / f"{kind}-scheduler.xml").read_bytes()
+    assert sim_value(written) == pytest.approx(run.states[""].a)
+
+
+def sim_value(data: bytes) -> float:
+    from amtuner.executor import SchedulerFile
+
+    kind = SchedulerKind.FAIR if b"<allocations" in data else SchedulerKind.CAPACITY
+    return SchedulerFile(Path("x"), kind, data).effective_value("")
+
+
+def test_a_fair_scheduler_picks_the_file_up_on_its_own_poll(tmp_path: Path) -> None:
+    """Written at a cycle, reloaded at the first 10 s poll at least 5 s later (yarn-facts §2.3)."""
+    result, run = simulate(SchedulerKind.FAIR, 0.1, tmp_path, period=15.0)
+    assert run is not None and len(run.applied_at) >= 2
+    reloads = [t for t, _a in result.a_trace[1:]]
+    expected = sorted({10 * -(-(w + 5) // 10) for w in run.applied_at})
+    assert reloads == [t for t in expected if t <= result.sim_seconds][: len(reloads)]
