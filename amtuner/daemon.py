@@ -179,8 +179,11 @@ class Daemon:
         sdnotify.notify(f"STATUS={status_line(report)}")
 
     def _skipped(self, event: JobEvent) -> None:
-        reason = "missed" if event.code == EVENT_JOB_MISSED else "overlap"
-        log.warning("a scheduled cycle did not run (%s): the previous one ran too long", reason)
+        if event.code == EVENT_JOB_MISSED:
+            reason, why = "missed", "it could not start within misfire_grace_time (loaded host?)"
+        else:
+            reason, why = "overlap", "the previous cycle was still running"
+        log.warning("a scheduled cycle did not run: %s", why)
         self.metrics.skipped.labels(reason).inc()
 
     # -- what the signals do ---------------------------------------------------------------

@@ -35,7 +35,7 @@ class Metrics:
         self.am_share = Gauge(
             "amtuner_am_share_ratio",
             "AM share A per target as the controller holds it after the last cycle "
-            "(the value in the file, or in dry-run the value it would have written)",
+            "(the value in the file; in dry-run or paused, the value it would have written)",
             ["target"],
             registry=registry,
         )

@@ -156,6 +156,28 @@ def test_a_cycle_that_raises_does_not_stop_the_scheduler(
     assert "RuntimeError: bug number 2" in caplog.text  # the traceback is logged
 
 
+@dataclass
+class SlowCycle:
+    config: Config
+
+    def run(self, states: object) -> None:
+        time.sleep(0.3)
+        raise RuntimeError("slow and broken")
+
+
+def test_a_tick_during_a_running_cycle_is_skipped_and_counted(setup: Setup) -> None:
+    cfg = load_config(setup.write(controller={"period_seconds": 0.05}))
+    d = Daemon(setup.config_path, cfg, registry=setup.registry, build=SlowCycle)
+    d.start()
+    try:
+        wait_for(
+            lambda: (setup.metric("amtuner_cycles_skipped_total", {"reason": "overlap"}) or 0) >= 1,
+            "a skipped tick",
+        )
+    finally:
+        d.stop()
+
+
 def test_live_cycles_persist_state_audit_and_a_restart_continues(setup: Setup) -> None:
     d = setup.daemon()
     d.run_cycle()
