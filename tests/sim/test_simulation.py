@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
@@ -137,3 +139,64 @@ def test_an_empty_workload_is_done_at_once() -> None:
     assert sim.done
     result = sim.run()
     assert result.finished and result.jobs_total == 0 and result.makespan_s == 0.0
+
+
+@settings(max_examples=60)
+@given(
+    kind=st.sampled_from(["capacity", "fair"]),
+    jobs=st.lists(
+        st.tuples(
+            st.floats(0, 50),  # submit
+            st.integers(0, 6),  # maps
+            st.integers(0, 2),  # reduces
+            st.sampled_from(["root.a", "root.b"]),
+            st.sampled_from(["ann", "bob"]),
+            st.sampled_from([1024, 1536, 2048]),  # task memory
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    nodes=st.integers(1, 3),
+    a=st.sampled_from([0.1, 0.3, 0.5]),
+    probe=st.floats(0, 200),
+)
+def test_accounting_adds_up_and_every_job_finishes(
+    kind: str,
+    jobs: list[tuple[float, int, int, str, str, int]],
+    nodes: int,
+    a: float,
+    probe: float,
+) -> None:
+    specs = tuple(
+        JobSpec(
+            job_id=f"j{i}",
+            submit_s=submit,
+            queue=queue,
+            user=user,
+            maps=(TaskGroup("map", maps, mem, 1, 15.0, 1.5, 30.0),),
+            reduces=(TaskGroup("reduce", reduces, mem, 1, 8.0, 1.0, 60.0),),
+            slowstart=1.0,  # reduces never wait holding a container: no AM-made deadlock
+        )
+        for i, (submit, maps, reduces, queue, user, mem) in enumerate(jobs)
+    )
+    if kind == "fair":
+        # FS has no first-AM exemption: below 2048 / (half of a node) an AM may never start
+        a = 0.5
+    wl = Workload("prop", specs, nodes=nodes, queues=("root.a", "root.b"))
+    sim = build_simulation(kind, wl, default_scheduler_config(kind, wl.queues, a))
+    sim.run_until(probe)
+    view = sim.view()
+    leaves = [q for q in view.queues if q.is_leaf]
+    root = view.queues[0]
+    assert view.allocated.memory_mb == sum(q.used.memory_mb for q in leaves) == root.used.memory_mb
+    assert view.allocated.memory_mb == sum(x.allocated.memory_mb for x in sim.app_views())
+    assert view.allocated.memory_mb <= view.total.memory_mb
+    assert view.apps_submitted == (
+        view.apps_pending + view.apps_running + view.apps_completed + view.apps_failed
+    )
+    result = sim.run()
+    assert result.finished and result.jobs_completed == len(jobs)
+    assert sim.cluster.used_mb == 0 and sim.cluster.containers == 0
+    assert all(q.used.memory_mb == 0 and q.am_used.memory_mb == 0 for q in sim.view().queues)
+    assert all(not n.tasks and n.free_mb == n.memory_mb for n in sim.cluster.nodes)
+    assert result.mean_jct_s is not None and result.mean_jct_s >= 7.0  # start-up + tear-down
