@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import socket
+import subprocess
 import sys
 import threading
 import time
@@ -377,3 +378,36 @@ def test_journal_lines_carry_a_priority_on_every_line_and_no_time(
 class TTY(io.StringIO):
     def isatty(self) -> bool:
         return True
+
+
+def run_command(config: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_run_refuses_to_start_on_an_invalid_config_or_state(setup: Setup) -> None:
+    setup.config_path.write_text("controller: {period_seconds: 0}\n")
+    proc = run_command(setup.config_path)
+    assert proc.returncode == 2
+    assert "controller.period_seconds" in proc.stderr
+
+    setup.write()
+    (setup.tmp / "state.json").write_text("{")
+    proc = run_command(setup.config_path)
+    assert proc.returncode == 2
+    assert "move it aside" in proc.stderr
+
+
+def test_run_exits_1_when_the_metrics_port_is_taken(setup: Setup) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        setup.write(metrics={"enabled": True, "port": port})
+        proc = run_command(setup.config_path)
+    assert proc.returncode == 1
+    assert f"cannot serve metrics on 127.0.0.1:{port}" in proc.stderr
