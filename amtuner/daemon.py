@@ -11,7 +11,8 @@ What an operator can rely on:
 * Signals are handled on the main thread with ``sigtimedwait``, never in a handler, so nothing
   re-enters a lock: SIGTERM/SIGINT let the running cycle finish and exit 0; SIGHUP reloads the
   config (an invalid one is refused and the old one kept); SIGUSR1 pauses (monitor, write
-  nothing) and SIGUSR2 resumes, like the pause file.
+  nothing) and SIGUSR2 resumes, like the pause file. The refresh command inherits the blocked
+  signals, so a Ctrl-C does not cut a `yarn rmadmin` short; its own timeout still kills it.
 * The controller state is saved after every live cycle (with a summary for `amtuner status`), so a
   restart continues the bisection; A itself is re-read from the scheduler file each cycle.
 * systemd: READY=1 once serving, STATUS=<last decision>, STOPPING=1, and WATCHDOG=1 only while
