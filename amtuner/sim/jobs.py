@@ -179,10 +179,14 @@ class Runtime:
         self._pass_due = False
         self.scheduler.assign(self.launch)
 
+    def _too_big(self, memory_mb: int) -> bool:
+        """Larger than any node: the RM refuses such a request (its maximum allocation)."""
+        return memory_mb > self.cluster.nodes[0].memory_mb
+
     def _submit(self, app: App) -> None:
         self.apps_submitted += 1
         app.state = "SUBMITTED"
-        if self.scheduler.submit(app):
+        if not self._too_big(app.am_memory_mb) and self.scheduler.submit(app):
             app.state = "ACCEPTED"
             self.apps_pending += 1
             self.containers_pending += 1
@@ -251,6 +255,12 @@ class Runtime:
         self.mark_dirty()
 
     def _am_ready(self, app: App) -> None:
+        min_alloc = self.cluster.min_alloc_mb
+        groups = app.spec.maps + app.spec.reduces
+        if any(self._too_big(normalise_up(g.memory_mb, min_alloc)) for g in groups):
+            # MapReduce's AM kills the job when a task needs more than the maximum container
+            self.engine.after(app.spec.am_teardown_s, self._finish, (app, "FAILED"))
+            return
         self._request(app, app.spec.maps)
         self._maybe_request_reduces(app)
         self._maybe_done(app)
@@ -279,7 +289,7 @@ class Runtime:
 
     def _maybe_done(self, app: App) -> None:
         if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
-            self.engine.after(app.spec.am_teardown_s, self._finish, app)
+            self.engine.after(app.spec.am_teardown_s, self._finish, (app, "FINISHED"))
 
     def _release(self, app: App, node: Node, mem: int, vc: int) -> None:
         app.used_mb -= mem
@@ -289,12 +299,16 @@ class Runtime:
         self.scheduler.on_released(app, mem, vc)
         self.mark_dirty()
 
-    def _finish(self, app: App) -> None:
+    def _finish(self, arg: tuple[App, AppState]) -> None:
+        app, state = arg
         assert app.am_node is not None
         self._release(app, app.am_node, app.am_memory_mb, app.am_vcores)
-        app.state = "FINISHED"
+        app.state = state
         app.finished_s = self.engine.now
         self.apps_running -= 1
-        self.apps_completed += 1
+        if state == "FINISHED":
+            self.apps_completed += 1
+        else:
+            self.apps_failed += 1
         self.scheduler.app_finished(app)
         self._one_less()

@@ -48,7 +48,8 @@ class SimResult:
     jobs_total: int
     jobs_completed: int
     jobs_failed: int
-    """Rejected at submission (CapacityScheduler ``maximum-applications``)."""
+    """Rejected at submission (CapacityScheduler ``maximum-applications``, unknown queue, AM
+    larger than a node) or killed by their AM (a task larger than a node)."""
     makespan_s: float | None
     """First submission to last completion; None when the run did not finish."""
     mean_jct_s: float | None

@@ -190,3 +190,32 @@ def test_pending_requests_are_counted_not_listed() -> None:
     assert view.containers_pending == 500 - 6
     app = sim.apps[0]
     assert len(app.pending) == 1 and app.pending[0].count == 494
+
+
+def test_containers_larger_than_a_node_fail_the_job_instead_of_waiting_forever() -> None:
+    big_task = JobSpec(
+        job_id="big-task",
+        submit_s=0.0,
+        queue="root.default",
+        maps=(TaskGroup("map", 2, 9000, 1, 10.0, 1.0, 1.0),),
+    )
+    big_am = JobSpec(
+        job_id="big-am", submit_s=0.0, queue="root.default", maps=(), am_memory_mb=8193
+    )
+    ok = JobSpec(
+        job_id="ok",
+        submit_s=1.0,
+        queue="root.default",
+        maps=(TaskGroup("map", 2, 1024, 1, 10.0, 1.0, 1.0),),
+    )
+    wl = Workload("big", (big_task, big_am, ok), nodes=2)
+    sim = build_simulation("fair", wl)
+    result = sim.run()
+    assert result.finished
+    assert (result.jobs_completed, result.jobs_failed) == (1, 2)
+    assert {a.name: a.state for a in sim.app_views()} == {
+        "big-task": "FAILED",
+        "big-am": "FAILED",
+        "ok": "FINISHED",
+    }
+    assert sim.view().allocated.memory_mb == 0
