@@ -22,6 +22,7 @@ COMMANDS: tuple[str, ...] = (
     "amtuner.demo",
     "amtuner.sim.cli",
     "amtuner.sim.serve",
+    "amtuner.bench.cli",
 )
 """Modules whose ``register`` adds subcommands, in the order `--help` lists them."""
 

@@ -1,0 +1,70 @@
+"""`amtuner bench …`: experiments as commands, so every number in the README can be re-made."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import time
+from pathlib import Path
+
+from amtuner.bench import paper
+from amtuner.model import SchedulerKind
+
+
+def _schedulers(text: str) -> list[SchedulerKind]:
+    return list(SchedulerKind) if text == "both" else [SchedulerKind(text)]
+
+
+def _periods(text: str) -> list[float]:
+    try:
+        values = sorted({float(p) for p in text.split(",") if p.strip()} | {paper.PERIOD_S})
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a list of seconds: {text!r}") from None
+    if any(p <= 0 for p in values):
+        raise argparse.ArgumentTypeError("periods must be positive")
+    return values
+
+
+def cmd_paper(args: argparse.Namespace) -> int:
+    kinds = _schedulers(args.scheduler)
+    # Thousands of simulated reloads are not news on a terminal.
+    logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
+    todo = paper.scenarios(kinds, args.seeds, args.periods)
+    started = time.perf_counter()
+    runs = paper.run_all(todo, args.workers, paper.tqdm_progress)
+    wall = time.perf_counter() - started
+    summary = paper.summarise(runs, kinds, args.seeds, args.periods)
+    summary["wall_seconds"] = round(wall, 2)
+    print(paper.format_table(summary, kinds))
+    print(f"{len(todo)} simulations in {wall:.1f} s with {args.workers} worker(s)")
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    if args.plot:
+        paper.plot(summary, kinds, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    bench = subparsers.add_parser("bench", help="run the experiments behind the README's numbers")
+    sub = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
+    p = sub.add_parser(
+        "paper",
+        help="the paper's experiment: default, every fixed A and the controller per job group",
+        description=paper.__doc__.split("\n\n")[0] if paper.__doc__ else None,
+    )
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.add_argument("--plot", type=Path, help="write a bar chart (PNG) here")
+    p.add_argument("--workers", type=int, default=paper.default_workers(),
+                   help="parallel processes (default: the CPUs available, %(default)s)")
+    p.add_argument("--seeds", type=int, default=10,
+                   help="runs per scenario, averaged (default: %(default)s)")
+    p.add_argument("--periods", type=_periods, default=[paper.PERIOD_S],
+                   help=f"control periods to compare, comma-separated seconds (always includes "
+                   f"{paper.PERIOD_S:g})")
+    p.set_defaults(func=cmd_paper)
+
+

@@ -1,0 +1,251 @@
+"""The paper's experiment on the simulator: default, every fixed value, and the controller.
+
+Lian & Liu ran four job groups (30 Grep, 30 Terasort, 30 Wordcount, 10 of each; 5 maps + 1 reduce
+over 100 MB per job, all submitted at once) on four workers, and compared the total completion
+time under the default AM share, the best of {0, 0.1, …, 1.0}, and their controller. This module
+runs exactly that grid on the simulated cluster, averaged over several seeds (each seed jitters
+task durations), and sets the result beside the paper's own numbers.
+
+Control period: 15 s of simulated time. It has to be longer than the FairScheduler's reload delay
+(5-15 s after the file changes, yarn-facts §2.3), or the controller judges a value the RM has not
+loaded yet and keeps pushing the same way; and not much longer than a job's life here (AM start-up
+5 s + a map wave + a reduce ≈ 15-25 s), or the loop sees the batch only a few times before it
+drains. The README's results section shows 5, 10, 15 and 30 s side by side.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from statistics import mean
+
+from amtuner.config import ControllerSettings
+from amtuner.model import SchedulerKind
+from amtuner.sim.control import ControlledRun
+from amtuner.sim.simulation import build_simulation, default_scheduler_config
+from amtuner.sim.workload import load_workload
+
+GROUPS = ("grep", "terasort", "wordcount", "mixed")
+FIXED_VALUES = tuple(round(i / 10, 1) for i in range(11))
+DEFAULT_A = {SchedulerKind.CAPACITY: 0.1, SchedulerKind.FAIR: 0.5}
+"""The schedulers' defaults: maximum-am-resource-percent 0.1, maxAMShare 0.5."""
+PERIOD_S = 15.0
+MAX_SIM_SECONDS = 4 * 3600.0
+"""A run still going after four simulated hours (the slowest finishing run takes minutes) is
+stuck: AMs hold every container (A near 1) or none can start (FairScheduler, A = 0)."""
+
+PAPER_BEST_FIXED = {
+    SchedulerKind.CAPACITY: {"grep": 0.6, "terasort": 0.5, "wordcount": 0.3, "mixed": 0.5},
+    SchedulerKind.FAIR: {"grep": 0.8, "terasort": 0.9, "wordcount": 0.6, "mixed": 0.8},
+}
+PAPER_REDUCTION_VS_DEFAULT = {SchedulerKind.CAPACITY: 0.53, SchedulerKind.FAIR: 0.14}
+PAPER_WITHIN_BEST = 0.07
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    scheduler: SchedulerKind
+    group: str
+    a: float | None
+    """Fixed AM share, or None for the controller (starting from the scheduler's default)."""
+    seed: int
+    period_s: float = PERIOD_S
+
+
+def run_scenario(sc: Scenario) -> float | None:
+    """Makespan in simulated seconds, or None when the run never finishes."""
+    workload = load_workload(f"paper:{sc.group}", seed=sc.seed)
+    a = DEFAULT_A[sc.scheduler] if sc.a is None else sc.a
+    config = default_scheduler_config(sc.scheduler, workload.queues, a)
+    sim = build_simulation(sc.scheduler, workload, config, seed=sc.seed)
+    if sc.a is None:
+        with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:
+            ControlledRun(sim, Path(tmp), controller=ControllerSettings(period_seconds=sc.period_s))
+            result = sim.run(MAX_SIM_SECONDS)
+    else:
+        result = sim.run(MAX_SIM_SECONDS)
+    return result.makespan_s if result.finished else None
+
+
+def scenarios(
+    schedulers: Sequence[SchedulerKind], seeds: int, periods: Sequence[float] = (PERIOD_S,)
+) -> list[Scenario]:
+    out = []
+    for kind in schedulers:
+        for group in GROUPS:
+            for seed in range(seeds):
+                out += [Scenario(kind, group, a, seed) for a in FIXED_VALUES]
+                out += [Scenario(kind, group, None, seed, p) for p in periods]
+    return out
+
+
+def run_all(
+    todo: Sequence[Scenario], workers: int, progress: Callable[[Iterable[float | None], int],
+                                                              Iterable[float | None]] | None = None
+) -> dict[Scenario, float | None]:
+    if workers <= 1:
+        results: Iterable[float | None] = map(run_scenario, todo)
+        if progress:
+            results = progress(results, len(todo))
+        return dict(zip(todo, results, strict=True))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = pool.map(run_scenario, todo, chunksize=8)
+        if progress:
+            results = progress(results, len(todo))
+        return dict(zip(todo, results, strict=True))
+
+
+def _mean_or_none(values: list[float | None]) -> float | None:
+    """A value that fails on any seed never finishes: report that, do not average it away."""
+    if any(v is None for v in values):
+        return None
+    return round(mean(v for v in values if v is not None), 3)
+
+
+def summarise(
+    runs: dict[Scenario, float | None], schedulers: Sequence[SchedulerKind], seeds: int,
+    periods: Sequence[float] = (PERIOD_S,),
+) -> dict[str, object]:
+    out: dict[str, object] = {
+        "parameters": {
+            "seeds": seeds,
+            "control_period_s": PERIOD_S,
+            "controller": {"t1": 1.0, "t2": 0.5, "t3": 0.8, "step": 0.05, "a_min": 0.05,
+                           "a_max": 0.95},
+            "cluster": "4 nodes x 8192 MB x 8 vcores (paper:* workloads)",
+            "max_sim_seconds": MAX_SIM_SECONDS,
+        },
+        "paper": {
+            "best_fixed_a": {k.value: v for k, v in PAPER_BEST_FIXED.items()},
+            "reduction_vs_default": {k.value: v for k, v in PAPER_REDUCTION_VS_DEFAULT.items()},
+            "controller_within_best": PAPER_WITHIN_BEST,
+        },
+    }
+    for kind in schedulers:
+        per_group: dict[str, object] = {}
+        for group in GROUPS:
+            def makespan(
+                a: float | None, period: float = PERIOD_S, kind: SchedulerKind = kind,
+                group: str = group,
+            ) -> float | None:
+                return _mean_or_none([
+                    runs[Scenario(kind, group, a, s, PERIOD_S if a is not None else period)]
+                    for s in range(seeds)
+                ])
+
+            fixed = {f"{a:.1f}": makespan(a) for a in FIXED_VALUES}
+            finished = {a: m for a, m in fixed.items() if m is not None}
+            best_a = min(finished, key=lambda a: finished[a]) if finished else None
+            best = finished.get(best_a) if best_a else None
+            default = fixed[f"{DEFAULT_A[kind]:.1f}"]
+            ctrl = makespan(None)
+            per_group[group] = {
+                "default_a": DEFAULT_A[kind],
+                "default_makespan_s": default,
+                "fixed_makespan_s": fixed,
+                "best_fixed_a": None if best_a is None else float(best_a),
+                "best_fixed_makespan_s": best,
+                "controller_makespan_s": ctrl,
+                "controller_by_period_s": {f"{p:g}": makespan(None, p) for p in periods},
+                "controller_vs_best": _ratio(ctrl, best),
+                "reduction_vs_default": None if _ratio(ctrl, default) is None
+                else round(1 - _ratio(ctrl, default), 4),  # type: ignore[operator]
+                "paper_best_fixed_a": PAPER_BEST_FIXED[kind][group],
+            }
+        out[kind.value] = per_group
+    return out
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return round(a / b, 4)
+
+
+def _fmt(x: float | None, spec: str = ".1f") -> str:
+    return "never" if x is None else format(x, spec)
+
+
+def format_table(summary: dict[str, object], schedulers: Sequence[SchedulerKind]) -> str:
+    lines = []
+    for kind in schedulers:
+        groups = summary[kind.value]
+        assert isinstance(groups, dict)
+        lines.append(f"{kind.value} scheduler (makespan, simulated seconds; period "
+                     f"{PERIOD_S:g} s)")
+        lines.append(f"  {'group':<10} {'default':>8} {'best fixed (A)':>15} {'paper A':>8} "
+                     f"{'controller':>10} {'ctrl/best':>9} {'vs default':>10}")
+        reductions = []
+        for group in GROUPS:
+            g = groups[group]
+            red = g["reduction_vs_default"]
+            if red is not None:
+                reductions.append(red)
+            best = f"{_fmt(g['best_fixed_makespan_s'])} ({_fmt(g['best_fixed_a'])})"
+            lines.append(
+                f"  {group:<10} {_fmt(g['default_makespan_s']):>8} {best:>15} "
+                f"{g['paper_best_fixed_a']:>8.1f} {_fmt(g['controller_makespan_s']):>10} "
+                f"{_fmt(g['controller_vs_best'], '.3f'):>9} "
+                f"{'n/a' if red is None else f'{-red:+.1%}':>10}"
+            )
+        avg = f"{-mean(reductions):+.1%}" if reductions else "n/a"
+        paper = PAPER_REDUCTION_VS_DEFAULT[kind]
+        lines.append(f"  controller vs default, mean: {avg} (paper: {-paper:+.0%}); paper's "
+                     f"controller within {PAPER_WITHIN_BEST:.0%} of its best fixed value")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: Path) -> None:
+    """Bars per group (default, best fixed, controller), one panel per scheduler, like the
+    paper's Figures 3 and 4."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(5.5 * len(schedulers), 4.2), layout="constrained")
+    axes = fig.subplots(1, len(schedulers), squeeze=False)[0]
+    width = 0.27
+    for ax, kind in zip(axes, schedulers, strict=True):
+        groups = summary[kind.value]
+        assert isinstance(groups, dict)
+        series = [
+            (f"default (A={DEFAULT_A[kind]:g})", "default_makespan_s", "#9e9e9e"),
+            ("best fixed A", "best_fixed_makespan_s", "#4c72b0"),
+            ("controller", "controller_makespan_s", "#dd8452"),
+        ]
+        for i, (label, key, color) in enumerate(series):
+            values = [groups[g][key] or 0.0 for g in GROUPS]
+            xs = [x + (i - 1) * width for x in range(len(GROUPS))]
+            bars = ax.bar(xs, values, width, label=label, color=color)
+            if key == "best_fixed_makespan_s":
+                ax.bar_label(bars, [f"A={groups[g]['best_fixed_a']:g}" for g in GROUPS],
+                             fontsize=7, padding=2)
+        ax.set_xticks(range(len(GROUPS)), [g.capitalize() for g in GROUPS])
+        ax.set_ylabel("total completion time (simulated s)")
+        name = "CapacityScheduler" if kind is SchedulerKind.CAPACITY else "FairScheduler"
+        ax.set_title(name)
+        ax.legend(fontsize=8)
+        ax.grid(axis="y", alpha=0.3)
+    fig.savefig(path, dpi=120)
+
+
+def tqdm_progress(results: Iterable[float | None], total: int) -> Iterable[float | None]:
+    if not sys.stderr.isatty():
+        return results
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return results
+    return tqdm(results, total=total, unit="run", file=sys.stderr)
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+

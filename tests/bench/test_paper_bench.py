@@ -1,0 +1,68 @@
+"""`amtuner bench paper`: the paper's grid, its JSON, its figure, and the paper's own claims."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from amtuner.bench.paper import FIXED_VALUES, GROUPS
+from tests.e2e.conftest import amtuner
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, str]:
+    out = tmp_path_factory.mktemp("bench")
+    run = amtuner(
+        "bench", "paper", "--scheduler", "both", "--seeds", "3", "--workers", "2",
+        "--json", str(out / "out.json"), "--plot", str(out / "out.png"),
+    )
+    assert run.returncode == 0, run.stderr
+    return json.loads((out / "out.json").read_text()), out / "out.png", run.stdout
+
+
+def test_json_has_every_figure_per_scheduler_and_group(bench: tuple[dict, Path, str]) -> None:
+    summary, _, _ = bench
+    for kind in ("capacity", "fair"):
+        for group in GROUPS:
+            g = summary[kind][group]
+            for key in ("default_makespan_s", "best_fixed_a", "best_fixed_makespan_s",
+                        "controller_makespan_s"):
+                assert g[key] is not None, (kind, group, key)
+            assert set(g["fixed_makespan_s"]) == {f"{a:.1f}" for a in FIXED_VALUES}
+
+
+def test_the_trade_off_has_an_interior_optimum(bench: tuple[dict, Path, str]) -> None:
+    """Too low and too high are both slower; A = 1.0 lets AMs starve their own tasks."""
+    summary, _, _ = bench
+    for kind in ("capacity", "fair"):
+        for group in GROUPS:
+            g = summary[kind][group]
+            assert 0.1 < g["best_fixed_a"] < 1.0
+            fixed = g["fixed_makespan_s"]
+            assert fixed["0.1"] > g["best_fixed_makespan_s"] < fixed["0.9"]
+            assert fixed["1.0"] is None
+
+
+def test_the_papers_claims_hold(bench: tuple[dict, Path, str]) -> None:
+    summary, _, stdout = bench
+    for kind in ("capacity", "fair"):
+        for group in GROUPS:
+            g = summary[kind][group]
+            assert g["controller_vs_best"] <= 1.07, (kind, group, g)
+    for group in GROUPS:
+        g = summary["capacity"][group]
+        assert g["controller_makespan_s"] < g["default_makespan_s"]
+    assert "best fixed (A)" in stdout
+
+
+def test_the_figure_is_a_png_of_a_readable_size(bench: tuple[dict, Path, str]) -> None:
+    _, png, _ = bench
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 800 and height >= 400
