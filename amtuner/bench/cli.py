@@ -9,6 +9,7 @@ import time
 from pathlib import Path
 
 from amtuner.bench import paper
+from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
 
 
@@ -26,15 +27,24 @@ def _periods(text: str) -> list[float]:
     return values
 
 
+def _policies(text: str) -> list[str]:
+    names = ["paper", *(n.strip() for n in text.split(",") if n.strip() and n.strip() != "paper")]
+    unknown = [n for n in names if n not in POLICIES]
+    if unknown:
+        known = ", ".join(sorted(POLICIES))
+        raise argparse.ArgumentTypeError(f"unknown policy {unknown[0]!r}; known: {known}")
+    return names
+
+
 def cmd_paper(args: argparse.Namespace) -> int:
     kinds = _schedulers(args.scheduler)
     # Thousands of simulated reloads are not news on a terminal.
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
-    todo = paper.scenarios(kinds, args.seeds, args.periods)
+    todo = paper.scenarios(kinds, args.seeds, args.periods, args.policies)
     started = time.perf_counter()
     runs = paper.run_all(todo, args.workers, paper.tqdm_progress)
     wall = time.perf_counter() - started
-    summary = paper.summarise(runs, kinds, args.seeds, args.periods)
+    summary = paper.summarise(runs, kinds, args.seeds, args.periods, args.policies)
     summary["wall_seconds"] = round(wall, 2)
     print(paper.format_table(summary, kinds))
     print(f"{len(todo)} simulations in {wall:.1f} s with {args.workers} worker(s)")
@@ -65,6 +75,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--periods", type=_periods, default=[paper.PERIOD_S],
                    help=f"control periods to compare, comma-separated seconds (always includes "
                    f"{paper.PERIOD_S:g})")
+    p.add_argument("--policies", type=_policies, default=["paper"],
+                   help="controller policies to compare, comma-separated (always includes "
+                   f"paper; known: {', '.join(sorted(POLICIES))})")
     p.set_defaults(func=cmd_paper)
 
 

@@ -52,9 +52,11 @@ class Scenario:
     scheduler: SchedulerKind
     group: str
     a: float | None
-    """Fixed AM share, or None for the controller (starting from the scheduler's default)."""
+    """Fixed AM share, or None for a controller (starting from the scheduler's default)."""
     seed: int
     period_s: float = PERIOD_S
+    policy: str = "paper"
+    """The controller policy when ``a`` is None."""
 
 
 def run_scenario(sc: Scenario) -> float | None:
@@ -65,7 +67,8 @@ def run_scenario(sc: Scenario) -> float | None:
     sim = build_simulation(sc.scheduler, workload, config, seed=sc.seed)
     if sc.a is None:
         with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:
-            ControlledRun(sim, Path(tmp), controller=ControllerSettings(period_seconds=sc.period_s))
+            settings = ControllerSettings(policy=sc.policy, period_seconds=sc.period_s)  # type: ignore[arg-type]
+            ControlledRun(sim, Path(tmp), controller=settings)
             result = sim.run(MAX_SIM_SECONDS)
     else:
         result = sim.run(MAX_SIM_SECONDS)
@@ -73,14 +76,20 @@ def run_scenario(sc: Scenario) -> float | None:
 
 
 def scenarios(
-    schedulers: Sequence[SchedulerKind], seeds: int, periods: Sequence[float] = (PERIOD_S,)
+    schedulers: Sequence[SchedulerKind],
+    seeds: int,
+    periods: Sequence[float] = (PERIOD_S,),
+    policies: Sequence[str] = ("paper",),
 ) -> list[Scenario]:
+    """Every fixed value, the paper controller at each period, other policies at PERIOD_S."""
     out = []
     for kind in schedulers:
         for group in GROUPS:
             for seed in range(seeds):
                 out += [Scenario(kind, group, a, seed) for a in FIXED_VALUES]
                 out += [Scenario(kind, group, None, seed, p) for p in periods]
+                out += [Scenario(kind, group, None, seed, PERIOD_S, name)
+                        for name in policies if name != "paper"]
     return out
 
 
@@ -109,7 +118,7 @@ def _mean_or_none(values: list[float | None]) -> float | None:
 
 def summarise(
     runs: dict[Scenario, float | None], schedulers: Sequence[SchedulerKind], seeds: int,
-    periods: Sequence[float] = (PERIOD_S,),
+    periods: Sequence[float] = (PERIOD_S,), policies: Sequence[str] = ("paper",),
 ) -> dict[str, object]:
     out: dict[str, object] = {
         "parameters": {
@@ -130,11 +139,12 @@ def summarise(
         per_group: dict[str, object] = {}
         for group in GROUPS:
             def makespan(
-                a: float | None, period: float = PERIOD_S, kind: SchedulerKind = kind,
-                group: str = group,
+                a: float | None, period: float = PERIOD_S, policy: str = "paper",
+                kind: SchedulerKind = kind, group: str = group,
             ) -> float | None:
                 return _mean_or_none([
-                    runs[Scenario(kind, group, a, s, PERIOD_S if a is not None else period)]
+                    runs[Scenario(kind, group, a, s, PERIOD_S if a is not None else period,
+                                  policy)]
                     for s in range(seeds)
                 ])
 
@@ -152,6 +162,10 @@ def summarise(
                 "best_fixed_makespan_s": best,
                 "controller_makespan_s": ctrl,
                 "controller_by_period_s": {f"{p:g}": makespan(None, p) for p in periods},
+                "policy_makespan_s": {name: makespan(None, policy=name) for name in policies},
+                "policy_vs_best": {
+                    name: _ratio(makespan(None, policy=name), best) for name in policies
+                },
                 "controller_vs_best": _ratio(ctrl, best),
                 "reduction_vs_default": None if _ratio(ctrl, default) is None
                 else round(1 - _ratio(ctrl, default), 4),  # type: ignore[operator]
@@ -187,11 +201,16 @@ def format_table(summary: dict[str, object], schedulers: Sequence[SchedulerKind]
             if red is not None:
                 reductions.append(red)
             best = f"{_fmt(g['best_fixed_makespan_s'])} ({_fmt(g['best_fixed_a'])})"
+            others = "".join(
+                f"  {name} {_fmt(g['policy_makespan_s'][name])} "
+                f"({_fmt(g['policy_vs_best'][name], '.3f')})"
+                for name in g["policy_makespan_s"] if name != "paper"
+            )
             lines.append(
                 f"  {group:<10} {_fmt(g['default_makespan_s']):>8} {best:>15} "
                 f"{g['paper_best_fixed_a']:>8.1f} {_fmt(g['controller_makespan_s']):>10} "
                 f"{_fmt(g['controller_vs_best'], '.3f'):>9} "
-                f"{'n/a' if red is None else f'{-red:+.1%}':>10}"
+                f"{'n/a' if red is None else f'{-red:+.1%}':>10}{others}"
             )
         avg = f"{-mean(reductions):+.1%}" if reductions else "n/a"
         paper = PAPER_REDUCTION_VS_DEFAULT[kind]
@@ -211,20 +230,26 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
 
     fig = Figure(figsize=(5.5 * len(schedulers), 4.2), layout="constrained")
     axes = fig.subplots(1, len(schedulers), squeeze=False)[0]
-    width = 0.27
     for ax, kind in zip(axes, schedulers, strict=True):
         groups = summary[kind.value]
         assert isinstance(groups, dict)
-        series = [
-            (f"default (A={DEFAULT_A[kind]:g})", "default_makespan_s", "#9e9e9e"),
-            ("best fixed A", "best_fixed_makespan_s", "#4c72b0"),
-            ("controller", "controller_makespan_s", "#dd8452"),
+        policies = [n for n in groups[GROUPS[0]]["policy_makespan_s"] if n != "paper"]
+        series: list[tuple[str, Callable[[dict], float | None], str]] = [
+            (f"default (A={DEFAULT_A[kind]:g})", lambda g: g["default_makespan_s"], "#9e9e9e"),
+            ("best fixed A", lambda g: g["best_fixed_makespan_s"], "#4c72b0"),
+            ("paper controller", lambda g: g["controller_makespan_s"], "#dd8452"),
         ]
-        for i, (label, key, color) in enumerate(series):
-            values = [groups[g][key] or 0.0 for g in GROUPS]
-            xs = [x + (i - 1) * width for x in range(len(GROUPS))]
+        palette = ["#55a868", "#c44e52", "#8172b3"]
+        series += [
+            (name, lambda g, n=name: g["policy_makespan_s"][n], palette[i % len(palette)])
+            for i, name in enumerate(policies)
+        ]
+        width = 0.8 / len(series)
+        for i, (label, value, color) in enumerate(series):
+            values = [value(groups[g]) or 0.0 for g in GROUPS]
+            xs = [x + (i - (len(series) - 1) / 2) * width for x in range(len(GROUPS))]
             bars = ax.bar(xs, values, width, label=label, color=color)
-            if key == "best_fixed_makespan_s":
+            if label == "best fixed A":
                 ax.bar_label(bars, [f"A={groups[g]['best_fixed_a']:g}" for g in GROUPS],
                              fontsize=7, padding=2)
         ax.set_xticks(range(len(GROUPS)), [g.capitalize() for g in GROUPS])
