@@ -6,8 +6,10 @@ without running until the last map is done. When every task is done the AM tears
 ``am_teardown_s`` and releases its container. Pending requests are a few `Unit`s with a count;
 only running containers have a record each (a heap entry on their node).
 
-Simplification: the AM does not preempt its own held reduces when its maps starve (Hadoop's
-``preemptReducesIfNeeded``); a queue filled by AMs and held reduces waits, as in over-allocation.
+An app's maps are served before its reduces. Hadoop asks for reduces at a higher priority but
+ramps them down and preempts them whenever its maps lack room (``preemptReducesIfNeeded``); the
+net effect is this order, so a reduce is only ever granted once every map of its job is placed,
+and AMs plus held reduces can never starve their own maps for good.
 """
 
 from __future__ import annotations
