@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import os
+import re
+import signal
 import socket
+import subprocess
 import sys
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from amtuner import sdnotify
 
@@ -103,3 +108,79 @@ def test_watchdog_interval_is_half_of_watchdog_usec(
             value = {"self": str(os.getpid()), "other": str(os.getpid() + 1)}.get(value, value)
             monkeypatch.setenv(name, value)
     assert sdnotify.watchdog_interval_s() == expected
+
+
+@pytest.mark.slow
+def test_amtuner_run_tells_systemd_ready_status_watchdog_and_stopping(tmp_path: Path) -> None:
+    """The real `amtuner run` against `amtuner sim`, with the environment systemd would give it.
+
+    WATCHDOG_PID is the daemon's own PID (the shell execs it), as systemd sets it.
+    """
+    from amtuner.demo import running_sim
+    from amtuner.sim.simulation import default_scheduler_config
+
+    sched = tmp_path / "capacity-scheduler.xml"
+    sched.write_bytes(default_scheduler_config("capacity", ["root.default"], am_share=0.1))
+    argv = ["--scheduler", "capacity", "--workload", "paper:mixed", "--port", "0",
+            "--speed", "20", "--scheduler-config", str(sched)]  # fmt: skip
+    with running_sim(argv) as (url, _), _receiver(str(tmp_path / "notify")) as sock:
+        config = tmp_path / "amtuner.yaml"
+        config.write_text(
+            yaml.safe_dump(
+                {
+                    "rm": {"urls": [url]},
+                    "scheduler": {"kind": "capacity", "config_file": str(sched)},
+                    "refresh": {"method": "none"},
+                    "controller": {"period_seconds": 2},
+                    "metrics": {"enabled": False},
+                    "dry_run": True,
+                    "state_file": str(tmp_path / "state.json"),
+                    "backup_dir": str(tmp_path / "backups"),
+                }
+            )
+        )
+        env = {
+            **os.environ,
+            "NOTIFY_SOCKET": str(tmp_path / "notify"),
+            "WATCHDOG_USEC": "400000",
+            "PYTHONUNBUFFERED": "1",
+        }
+        env.pop("WATCHDOG_PID", None)
+        daemon = subprocess.Popen(
+            ["/bin/sh", "-c", 'WATCHDOG_PID=$$ exec "$0" -m amtuner run --config "$1"',
+             sys.executable, str(config)],
+            env=env, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        received: list[str] = []
+        try:
+            _receive_until(
+                sock,
+                received,
+                lambda: {"READY=1", "WATCHDOG=1"} <= set(received) and _status(received),
+            )
+            daemon.send_signal(signal.SIGTERM)
+            _receive_until(sock, received, lambda: "STOPPING=1" in received)
+            _, stderr = daemon.communicate(timeout=30)
+        finally:
+            if daemon.poll() is None:
+                daemon.kill()
+                daemon.wait()
+    assert daemon.returncode == 0, stderr
+    assert received[0] == "READY=1"
+    assert received.index("READY=1") < received.index("WATCHDOG=1")
+    assert "(dry-run)" in _status(received)[-1]
+    # journald reads the priority from the prefix (SyslogLevelPrefix=yes in the unit).
+    lines = stderr.splitlines()
+    assert lines and all(re.match(r"<[0-7]>", line) for line in lines), stderr
+
+
+def _receive_until(sock: socket.socket, received: list[str], done: Callable[[], object]) -> None:
+    """Collect notifications until `done()`; fails after 20 s, which is ten cycles."""
+    deadline = time.monotonic() + 20
+    while not done():
+        assert time.monotonic() < deadline, f"gave up waiting; received {received}"
+        received.extend(sock.recv(4096).decode().split("\n"))
+
+
+def _status(received: list[str]) -> list[str]:
+    return [m for m in received if m.startswith("STATUS=last cycle:")]
