@@ -48,15 +48,19 @@ class Engine:
         """Time of the next event, or None when nothing is scheduled."""
         return self._queue[0][0] if self._queue else None
 
-    def run_until(self, until: float) -> None:
-        """Run every event due at or before ``until``; the clock ends at ``until`` unless a
-        callback set `halted` first (then it stays at that event's time)."""
+    def run_until(self, until: float, *, stop_when_halted: bool = True) -> None:
+        """Run every event due at or before ``until``. The clock ends at ``until``, unless
+        ``stop_when_halted`` and a callback set `halted`: then it stays at that event's time."""
         queue = self._queue
         pop = heapq.heappop
-        while queue and queue[0][0] <= until and not self.halted:
+        while queue and queue[0][0] <= until:
+            if stop_when_halted and self.halted:
+                return
             time, _, fn, arg = pop(queue)
             self.now = time
             self.events += 1
             fn(arg)
-        if not self.halted and until != math.inf:
+        if stop_when_halted and self.halted:
+            return
+        if until != math.inf:
             self.now = max(self.now, until)

@@ -128,16 +128,21 @@ class Simulation:
         return self.runtime.unfinished == 0
 
     def run_until(self, t: float) -> None:
-        started = time.perf_counter()
-        self.engine.run_until(t)
-        self.wall_seconds += time.perf_counter() - started
+        """Advance to ``t`` even when every job is done: a served RM keeps its clock going."""
+        self._advance(t, stop_when_done=False)
 
     def run(self, max_sim_seconds: float | None = None) -> SimResult:
+        """Run until every job is done (the clock stops at the last finish) or the limit."""
         limit = max_sim_seconds
         if limit is None:
             limit = PERIODIC_RUN_LIMIT_S if self._periodic else math.inf
-        self.run_until(limit)
+        self._advance(limit, stop_when_done=True)
         return self.result()
+
+    def _advance(self, t: float, *, stop_when_done: bool) -> None:
+        started = time.perf_counter()
+        self.engine.run_until(t, stop_when_halted=stop_when_done)
+        self.wall_seconds += time.perf_counter() - started
 
     def schedule_every(
         self, period_s: float, fn: Callable[[Simulation], None], first_at: float = 0.0
@@ -148,8 +153,7 @@ class Simulation:
 
         def tick(_: object) -> None:
             fn(self)
-            if not self.done:
-                self.engine.after(period_s, tick)
+            self.engine.after(period_s, tick)
 
         self.engine.at(first_at, tick)
 

@@ -44,6 +44,8 @@ def test_halted_stops_at_the_event_that_set_it() -> None:
     engine.run_until(100.0)
     assert engine.now == 3.0
     assert engine.events == 1
+    engine.run_until(50.0, stop_when_halted=False)
+    assert (engine.now, engine.events) == (50.0, 2)
 
 
 def test_random_streams_are_seeded_and_independent() -> None:

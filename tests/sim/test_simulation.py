@@ -122,7 +122,12 @@ def test_periodic_tasks_run_in_simulated_time_and_can_reconfigure() -> None:
     assert result.finished
     assert seen[:3] == [0.0, 10.0, 20.0]
     assert result.a_trace == [[0.0, 0.1], [20.0, 0.5]]
-    assert seen[-1] <= result.sim_seconds  # stopped re-arming once all jobs were done
+    assert seen[-1] <= result.sim_seconds  # run() stops at the last job's finish
+    # a served RM's clock (and its periodic tasks) go on after the last job
+    ticks = len(seen)
+    sim.run_until(result.sim_seconds + 100.0)
+    assert sim.now == result.sim_seconds + 100.0
+    assert len(seen) == ticks + 10
 
 
 def test_view_reports_the_cluster_in_rm_terms() -> None:
