@@ -69,7 +69,7 @@ class RMSettings:
     urls: tuple[str, ...] = ("http://127.0.0.1:8088",)
     """Every RM of an HA pair; the active one is found through /ws/v1/cluster/info."""
     connect_timeout_seconds: float = 3.0
-    read_timeout_seconds: float = 10.0
+    read_timeout_seconds: float = 5.0
     verify: bool | str = True
     """TLS: True, or the path of the cluster's CA bundle."""
     insecure_skip_verify: bool = False
@@ -97,7 +97,7 @@ class RefreshSettings:
     method: RefreshMethod = "command"
     command: tuple[str, ...] = ("yarn", "rmadmin", "-refreshQueues")
     """Run without a shell; the first word is looked up on PATH."""
-    timeout_seconds: float = 20.0
+    timeout_seconds: float = 15.0
 
 
 @dataclass(frozen=True, slots=True)
