@@ -91,6 +91,8 @@ class Cycle:
     read_file: Callable[[Path, SchedulerKind], SchedulerFile] = field(
         default=SchedulerFile.read
     )
+    pause_reason: str | None = None
+    """Why the daemon paused (e.g. a signal): as with the pause file, decide but write nothing."""
 
     def run(self, states: Mapping[str, ControllerState]) -> tuple[CycleReport, States]:
         started = self.clock()
@@ -101,7 +103,7 @@ class Cycle:
     def _run(self, states: States) -> tuple[CycleReport, States]:
         cfg = self.config
         targets = cfg.scheduler.targets or (GLOBAL_TARGET,)
-        paused = guard.paused(cfg.guard)
+        paused = self.pause_reason is not None or guard.paused(cfg.guard)
         blank = CycleReport(
             started=0.0, duration_s=0.0, observation=None, dry_run=cfg.dry_run, paused=paused
         )
@@ -156,7 +158,9 @@ class Cycle:
         refresh = self.refresher.describe()
         blank = replace(blank, diff=edit.diff, refresh=refresh)
         if hypothetical:
-            why = "dry-run" if cfg.dry_run else f"paused ({cfg.guard.pause_file} exists)"
+            why = "dry-run" if cfg.dry_run else (
+                f"paused ({self.pause_reason or f'{cfg.guard.pause_file} exists'})"
+            )
             message = f"{why}: would write {edit.path} and refresh with {refresh}"
             return replace(blank, message=message), new_states
         try:

@@ -31,7 +31,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
-from pathlib import Path, PosixPath
+from pathlib import Path
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -53,17 +53,6 @@ JOB_ID = "control"
 SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2})
 IDLE_WAIT_S = 60.0
 """How long the main thread sleeps between signals when no watchdog needs feeding."""
-
-
-class _SignalPause(PosixPath):
-    """Stands in for guard.pause_file while SIGUSR1 holds: it "exists" until SIGUSR2, so the
-    cycle pauses exactly as it does for the operator's pause file."""
-
-    def exists(self, *args: object, **kwargs: object) -> bool:
-        return True
-
-
-SIGNAL_PAUSE = _SignalPause("SIGUSR1 pause")
 
 
 def worst_cycle_s(cfg: Config) -> float:
@@ -155,9 +144,7 @@ class Daemon:
         cycle = self._cycle
         cfg = cycle.config
         if self.paused_by_signal:
-            cycle = replace(
-                cycle, config=replace(cfg, guard=replace(cfg.guard, pause_file=SIGNAL_PAUSE))
-            )
+            cycle = replace(cycle, pause_reason="SIGUSR1; SIGUSR2 resumes")
         before = self._states
         report, states = cycle.run(before)
         log_report(report)
