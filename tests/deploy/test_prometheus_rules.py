@@ -149,6 +149,12 @@ def test_alert_rule_shape(rule: dict[str, Any]) -> None:
         assert 'up{job="amtuner"}' in rule["expr"]
 
 
+def test_every_alert_has_a_row_in_the_operators_guide() -> None:
+    guide = (ROOT / "deploy" / "README.md").read_text()
+    rows = set(re.findall(r"^\| (Amtuner\w+) \|", guide, flags=re.MULTILINE))
+    assert rows == EXPECTED_ALERTS
+
+
 def test_scrape_config_points_at_the_default_metrics_address() -> None:
     doc = yaml.safe_load(SCRAPE.read_text())
     (job,) = [j for j in doc["scrape_configs"] if j["job_name"] == "amtuner"]
