@@ -225,6 +225,8 @@ def parse_capacity_config(data: bytes) -> CSConf:
             )
 
     walk("root", 1.0, 1.0, 1.0, 1.0)
+    if len(queues) == 1:
+        raise SchedulerConfigError(f"{CS_PREFIX}root.queues: root has no child queues")
     return CSConf(tuple(queues), global_pct, max_system)
 
 
@@ -472,16 +474,25 @@ class CapacityScheduler:
     # allocation
 
     def _pick_leaf(self, blocked: set[int]) -> CSQueue | None:
-        best: CSQueue | None = None
-        best_key = math.inf
-        for leaf in self.leaves:
-            if not leaf.heap or id(leaf) in blocked:
-                continue
-            guarantee = leaf.conf.absolute_capacity * self.cluster.total_mb
-            key = leaf.used_mb / guarantee if guarantee > 0 else math.inf
-            if best is None or key < best_key:
-                best, best_key = leaf, key
-        return best
+        return self._pick_in(self.queues["root"], blocked)
+
+    def _pick_in(self, queue: CSQueue, blocked: set[int]) -> CSQueue | None:
+        """ParentQueue's order from root down: the child using the least of its guarantee
+        (used / guarantee) first, ties in configuration order; the first leaf with an app to
+        serve wins."""
+        if queue.is_leaf:
+            return queue if queue.heap and id(queue) not in blocked else None
+        total = self.cluster.total_mb
+
+        def used_capacity(child: CSQueue) -> float:
+            guarantee = child.conf.absolute_capacity * total
+            return child.used_mb / guarantee if guarantee > 0 else math.inf
+
+        for child in sorted((self.queues[c] for c in queue.conf.children), key=used_capacity):
+            leaf = self._pick_in(child, blocked)
+            if leaf is not None:
+                return leaf
+        return None
 
     def assign(self, launch: Callable[[App, Node], None]) -> None:
         """FIFO inside a leaf; the least-served leaf (used / guarantee) goes first."""

@@ -640,25 +640,35 @@ class FairScheduler:
     # allocation
 
     def _pick_leaf(self, blocked: set[int], am_blocked: set[int]) -> FSQueue | None:
-        """FairSharePolicy's order: needy (below min share) first by usage/min share, then the
-        lowest usage/weight; ties by configuration order."""
-        best: FSQueue | None = None
-        best_key: tuple[int, float] = (2, 0.0)
-        for leaf in self.leaves:
-            if id(leaf) in blocked:
-                continue
-            if not leaf.heap and (not leaf.am_heap or id(leaf) in am_blocked):
-                continue
-            demand = leaf.used_mb + leaf.pending_mb
-            min_share = min(leaf.min_mb, demand)
-            if leaf.used_mb < min_share:
-                key = (0, leaf.used_mb / min_share)
-            else:
-                weight = leaf.conf.weight
-                key = (1, leaf.used_mb / weight if weight > 0 else math.inf)
-            if key < best_key:
-                best, best_key = leaf, key
-        return best
+        return self._pick_in(self.queues["root"], blocked, am_blocked)
+
+    def _pick_in(self, queue: FSQueue, blocked: set[int], am_blocked: set[int]) -> FSQueue | None:
+        """From root down, children in FairSharePolicy's order (needy ones, below their min
+        share, first by usage / min share, then by usage / weight; ties in configuration
+        order); the first leaf with an app to serve wins."""
+        if id(queue) in blocked:
+            return None
+        if queue.is_leaf:
+            if queue.heap or (queue.am_heap and id(queue) not in am_blocked):
+                return queue
+            return None
+        for child in sorted((self.queues[c] for c in queue.conf.children), key=self._order):
+            leaf = self._pick_in(child, blocked, am_blocked)
+            if leaf is not None:
+                return leaf
+        return None
+
+    def _pending_mb(self, queue: FSQueue) -> int:
+        if queue.is_leaf:
+            return queue.pending_mb
+        return sum(self._pending_mb(self.queues[c]) for c in queue.conf.children)
+
+    def _order(self, queue: FSQueue) -> tuple[int, float]:
+        min_share = min(queue.min_mb, queue.used_mb + self._pending_mb(queue))
+        if queue.used_mb < min_share:
+            return (0, queue.used_mb / min_share)
+        weight = queue.conf.weight
+        return (1, queue.used_mb / weight if weight > 0 else math.inf)
 
     def _fits_max(self, leaf: FSQueue, mem: int, vc: int) -> bool:
         q: FSQueue | None = leaf

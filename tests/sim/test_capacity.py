@@ -165,6 +165,7 @@ def test_raising_the_share_on_reload_activates_waiting_apps_at_once() -> None:
         ),
         _props({P + "root.queues": "a", P + "root.a.capacity": "[memory=1024,vcores=1]"}),
         _props({P + "maximum-am-resource-percent": "1.5"}),
+        _props({}),
         _props({P + "root.queues": "default", P + "root.default.capacity": "100"})
         .replace(b"default</value>", b"other</value>")
         .replace(b"root.default.capacity", b"root.other.capacity"),
@@ -268,3 +269,39 @@ def test_a_refused_reload_leaves_the_other_queues_untouched() -> None:
     assert views["root.b"].capacity == pytest.approx(0.5)
     assert views["root.a"].am_limit.memory_mb == 16384  # 0.5 x 32768, as before
     assert sim.run().finished
+
+
+def test_parents_are_ordered_before_their_children() -> None:
+    from amtuner.sim.capacity import CapacityScheduler
+    from amtuner.sim.cluster import Cluster
+    from amtuner.sim.engine import Engine
+
+    config = _props(
+        {
+            P + "root.queues": "a,b",
+            P + "root.a.capacity": "50",
+            P + "root.b.capacity": "50",
+            P + "root.a.queues": "a1,a2",
+            P + "root.a.a1.capacity": "50",
+            P + "root.a.a2.capacity": "50",
+        }
+    )
+    cluster = Cluster(
+        Engine(),
+        nodes=4,
+        memory_mb=8192,
+        vcores=8,
+        disk_mbps=100.0,
+        on_task_done=lambda node, payload: None,
+    )
+    cs = CapacityScheduler(config, cluster)
+    q = cs.queues
+    for leaf in ("root.a.a1", "root.a.a2", "root.b"):
+        q[leaf].heap.append((0, None))  # type: ignore[arg-type]  # something to serve
+    # a2 is at 1.5 x its 8192 guarantee, a1 idle: a is at 0.75 of 16384, b at 0.625
+    q["root.a.a2"].used_mb = q["root.a"].used_mb = 12288
+    q["root.b"].used_mb = 10240
+    assert cs._pick_leaf(set()) is q["root.b"]  # a flat order would have picked the idle a1
+    q["root.b"].used_mb = 14336  # 0.875
+    assert cs._pick_leaf(set()) is q["root.a.a1"]
+    assert cs._pick_leaf({id(q["root.a.a1"])}) is q["root.a.a2"]

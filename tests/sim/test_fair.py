@@ -280,3 +280,37 @@ def test_reload_keeps_a_busy_queue_the_file_no_longer_names() -> None:
     with pytest.raises(SchedulerConfigError, match="cannot be a parent"):
         sim.reload_scheduler_config(_alloc('<queue name="a"><queue name="x"/></queue>'))
     assert sim.run().finished
+
+
+def test_parent_queues_compete_by_weight_before_their_children() -> None:
+    from amtuner.sim.cluster import Cluster
+    from amtuner.sim.engine import Engine
+    from amtuner.sim.fair import FairScheduler
+
+    config = _alloc(
+        '<queue name="eng" type="parent"><weight>3</weight>'
+        '<queue name="x"/><queue name="y"/></queue>'
+        '<queue name="ops"><weight>1</weight></queue>'
+    )
+    cluster = Cluster(
+        Engine(),
+        nodes=4,
+        memory_mb=8192,
+        vcores=8,
+        disk_mbps=100.0,
+        on_task_done=lambda node, payload: None,
+    )
+    fs = FairScheduler(config, cluster)
+    q = fs.queues
+    for leaf in ("root.eng.x", "root.eng.y", "root.ops"):
+        q[leaf].heap.append((0.0, 0, 0, None))  # type: ignore[arg-type]  # something to serve
+    # eng (weight 3) uses 12288: 4096 per weight; ops (weight 1) uses 2048
+    q["root.eng.x"].used_mb = q["root.eng"].used_mb = 12288
+    q["root.ops"].used_mb = 2048
+    assert fs._pick_leaf(set(), set()) is q["root.ops"]  # a flat order would pick the idle y
+    q["root.ops"].used_mb = 5000
+    assert fs._pick_leaf(set(), set()) is q["root.eng.y"]
+    # below its min share (8192, less than its 9096 demand), ops is needy and goes first
+    q["root.ops"].min_mb = 8192
+    q["root.ops"].pending_mb = 4096
+    assert fs._pick_leaf(set(), set()) is q["root.ops"]
