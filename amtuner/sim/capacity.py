@@ -495,7 +495,7 @@ class CapacityScheduler:
         return None
 
     def assign(self, launch: Callable[[App, Node], None]) -> None:
-        """FIFO inside a leaf; the least-served leaf (used / guarantee) goes first."""
+        """FIFO inside a leaf; queues in ParentQueue order from root down (`_pick_in`)."""
         cluster = self.cluster
         min_alloc = cluster.min_alloc_mb
         blocked: set[int] = set()

@@ -7,8 +7,9 @@ applies too (the root pitfall). The arithmetic is in module-level functions of p
 
 Not modelled: preemption (off by default in FS too), queue placement rules (jobs name their queue;
 an unknown queue is created as a leaf, as the default ``specified`` rule does), ACLs,
-reservations, maxChildResources. Leaves compete in one flat round (needy first, then
-usage/weight), which equals FS's recursive comparison when all leaves share one parent.
+reservations, maxChildResources, the fair-share update interval (shares are recomputed whenever
+the set of active queues changes), a parent queue's own drf policy (children are always compared
+by memory). Placement is one scheduling pass over the cluster, not a node heartbeat at a time.
 """
 
 from __future__ import annotations
