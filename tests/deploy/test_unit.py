@@ -7,6 +7,7 @@ ExecStart runs this interpreter with ``-m amtuner``; every other line is the shi
 from __future__ import annotations
 
 import argparse
+import os
 import shlex
 import shutil
 import subprocess
@@ -18,6 +19,7 @@ import pytest
 from amtuner.cli import get_parser
 from amtuner.config import Config, RefreshSettings, RMSettings, load_config
 from amtuner.daemon import worst_cycle_s
+from amtuner.sim.simulation import default_scheduler_config
 
 ROOT = Path(__file__).resolve().parents[2]
 UNIT = ROOT / "deploy" / "amtuner.service"
@@ -199,3 +201,54 @@ def test_hardening_list_without_memory_deny_write_execute() -> None:
     assert SERVICE["SystemCallFilter"][0] == "@system-service"
     # `yarn rmadmin` is a JVM: its JIT needs writable+executable memory.
     assert "MemoryDenyWriteExecute" not in SERVICE
+
+
+SANDBOX = r"""
+set -e
+etc="$1/etc"; writable="$2"
+mount --bind "$etc" "$etc"
+mount --bind "$writable" "$writable"
+mount -o remount,bind,ro "$etc"
+exec "$3" -c '
+import sys
+from pathlib import Path
+from amtuner.executor import SchedulerFile, WriteError, write_atomically
+path = Path(sys.argv[1])
+edit = SchedulerFile.read(path, "capacity").edit({"": 0.3})
+try:
+    write_atomically(edit, backup_dir=None, keep_backups=0)
+except WriteError as exc:
+    sys.exit(f"WriteError: {exc}")
+print(SchedulerFile.read(path, "capacity").current_value(""))
+' "$etc/conf/capacity-scheduler.xml"
+"""
+
+
+@pytest.mark.parametrize("writable", ["conf", "conf/capacity-scheduler.xml"])
+def test_read_write_paths_must_name_the_directory(tmp_path: Path, writable: str) -> None:
+    """What ProtectSystem=strict + ReadWritePaths= build, rebuilt with the same mounts in a
+    private mount namespace: a read-only tree with one read-write bind mount inside. The real
+    atomic write gets through when the directory is writable, not when only the file is."""
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to build a mount namespace")
+    conf = tmp_path / "etc" / "conf"
+    conf.mkdir(parents=True)
+    (conf / "capacity-scheduler.xml").write_bytes(
+        default_scheduler_config("capacity", ["root.default"], am_share=0.1)
+    )
+    probe = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "true"], capture_output=True
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"no mount namespaces here: {probe.stderr.decode().strip()}")
+    result = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", SANDBOX, "sh",
+         str(tmp_path), str(tmp_path / "etc" / writable), sys.executable],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    if writable == "conf":
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "0.3"
+    else:
+        assert "WriteError" in result.stderr, result.stdout + result.stderr
+        assert b"0.1" in (conf / "capacity-scheduler.xml").read_bytes()
