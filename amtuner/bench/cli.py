@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import logging
 import time
 from pathlib import Path
 
-from amtuner.bench import paper
+from amtuner.bench import paper, soak
 from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
 
@@ -57,6 +58,36 @@ def cmd_paper(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_soak(args: argparse.Namespace) -> int:
+    logging.getLogger("amtuner").setLevel(logging.WARNING)
+    results = []
+    for kind in _schedulers(args.scheduler):
+        r = soak.soak(args.cycles, kind)
+        results.append({"scheduler": kind.value, **dataclasses.asdict(r),
+                        "rss_growth": round(r.rss_growth, 4)})
+        print(f"{kind.value}: {r.cycles} cycles ({r.changes} changes, errors {r.errors or 0}) "
+              f"in {r.wall_seconds:.1f} s; RSS {r.rss_after_warmup_mb} MB after warm-up -> "
+              f"{r.rss_end_mb} MB at the end ({r.rss_growth:+.1%})")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+def cmd_cycle(args: argparse.Namespace) -> int:
+    logging.getLogger("amtuner").setLevel(logging.WARNING)
+    results = []
+    for kind in _schedulers(args.scheduler):
+        r = soak.cycle_cost(args.nodes, args.apps, kind, args.repeats)
+        results.append(r)
+        print(f"{kind.value}: {args.nodes} nodes, {r['apps_running']} apps running and "
+              f"{r['apps_pending']} pending; one cycle: median {r['in_process_median_ms']} ms "
+              f"in process, {r['http_median_ms']} ms over loopback HTTP "
+              f"(max {r['in_process_max_ms']} / {r['http_max_ms']} ms, {args.repeats} cycles)")
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = subparsers.add_parser("bench", help="run the experiments behind the README's numbers")
     sub = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
@@ -79,5 +110,19 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="controller policies to compare, comma-separated (always includes "
                    f"paper; known: {', '.join(sorted(POLICIES))})")
     p.set_defaults(func=cmd_paper)
+
+    p = sub.add_parser("soak", help="thousands of real cycles in process; resident memory growth")
+    p.add_argument("--cycles", type=int, default=10_000, help="default: %(default)s")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.set_defaults(func=cmd_soak)
+
+    p = sub.add_parser("cycle", help="the cost of one cycle against a large simulated RM")
+    p.add_argument("--nodes", type=int, default=5000, help="default: %(default)s")
+    p.add_argument("--apps", type=int, default=10_000, help="default: %(default)s")
+    p.add_argument("--repeats", type=int, default=50, help="default: %(default)s")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.set_defaults(func=cmd_cycle)
 
 
