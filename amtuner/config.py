@@ -37,7 +37,7 @@ import yaml
 
 SchedulerKindSetting = Literal["auto", "capacity", "fair"]
 RefreshMethod = Literal["command", "rest", "none"]
-PolicyName = Literal["paper"]
+PolicyName = Literal["paper", "adaptive"]
 """Must list exactly the names `amtuner.controller.get_policy` knows (a test ties the two)."""
 
 

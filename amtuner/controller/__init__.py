@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 
 from amtuner.config import ControllerSettings
-from amtuner.controller import paper
+from amtuner.controller import adaptive, paper
 from amtuner.model import ControllerState, Decision, Observation
 
 Policy = Callable[
@@ -18,7 +18,9 @@ Policy = Callable[
 ]
 """args: (observation, state, settings, target); target is GLOBAL_TARGET "" or a queue path."""
 
-POLICIES: Mapping[str, Policy] = MappingProxyType({"paper": paper.decide})
+POLICIES: Mapping[str, Policy] = MappingProxyType(
+    {"paper": paper.decide, "adaptive": adaptive.decide}
+)
 """Every name ``controller.policy`` accepts (config.PolicyName must list the same)."""
 
 

@@ -1,0 +1,210 @@
+"""The adaptive policy: the paper's loop, rebuilt on what the RM measures.
+
+Pure like the paper's (no I/O, no clock, no logging). What it changes, and why:
+
+* **Measured AM usage.** The RM reports the memory (and vcores) its AMs hold per queue; the paper
+  guessed R x Unit x 2. The guess is used only where the RM does not say.
+* **Own figures per target.** A named queue is judged on that queue's P, R, used and AM-used
+  against its own share (``memory_share_mb``: CS effective max capacity, FS fair share); the
+  scheduler-wide value on the cluster's figures.
+* **Dominant resource.** Every share is taken per resource (memory, and vcores where the RM
+  reports them) and the larger one counts, as the DominantResourceCalculator does: a cluster
+  that runs out of vcores first is full even with memory free.
+* **Act only where A binds.** A only gates apps that have not started: it never stops a running
+  AM. So it is raised only while apps wait, the cluster has room, and the next AM would not fit
+  under the current A (otherwise something else holds them back, e.g. a reload the FairScheduler
+  has not made yet, and raising again would overshoot). It is lowered only while apps wait, the
+  scarce resource is full and AMs hold more of it than the tasks do (the paper's over-allocation:
+  each AM then drives less work than it costs), and AM usage is already at or under A (a lower
+  A takes effect only as running jobs finish; lowering again before that undershoots).
+  With nothing waiting A binds nobody and is left alone.
+* **A step that adapts both ways.** The move is ``alpha / 2^n`` (alpha the distance to the
+  bound, at least ``step``) as in the paper, but n is a search depth, not a clock: a reversal
+  (the last move overshot) deepens it, a second move the same way (the optimum is further than
+  thought) makes it shallower again, and a jump in the backlog (new work at least as large as
+  what runs and what waited) resets it to 1. So the loop keeps the reach to follow a workload
+  that changes, which the paper's ever-growing n loses after a few periods.
+* **Dead band and stabilisation.** Between "room for another app" and "full" nothing happens.
+  A reversal right after a reversal needs the same signal on two periods running, so inputs
+  that alternate cannot make A flap up and down every period.
+
+State: ``a``, ``n`` (the depth), ``prev_pending``/``prev_running``, and in ``extra`` the last
+move's direction, whether it reversed the one before, and a pending reversal awaiting its
+confirmation.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from amtuner.config import ControllerSettings
+from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule
+
+DECIMALS = 4
+"""A is written with at most this many decimals."""
+
+FULL = 0.9
+"""The scarce resource counts as full at this share. Containers are placed whole on nodes, so
+a busy cluster always shows some memory it cannot use (fragmentation, containers between one
+finishing and the next starting); a tenth is about one container per node on small nodes."""
+
+LAST_MOVE = "last_move"
+"""extra key: +1 / -1 for the last move up / down, 0 when none yet."""
+REVERSED = "reversed"
+"""extra key: 1 when the last move reversed the one before it."""
+WANTED = "wanted"
+"""extra key: +1 / -1 for a second reversal seen once and held, awaiting confirmation."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Figures:
+    """The target's own shares of its denominator, on the resource that binds."""
+
+    pending: int
+    running: int
+    used: float
+    """Dominant share used (max over memory and, where reported, vcores)."""
+    am: float
+    """Share held by AMs, on the resource that dominates ``used``."""
+    am_per_app: float
+    """One more AM as a share: measured mean over running apps, else 2 x unit."""
+    tasks: float
+    measured: bool
+    """AM usage came from the RM (False: the paper's R x unit x 2 estimate)."""
+
+
+def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Figures:
+    if obs.memory_total_mb <= 0:
+        raise ValueError(f"M_total must be positive, got {obs.memory_total_mb}")
+    q = obs.queue(target) if target != GLOBAL_TARGET else None
+    if q is not None:
+        p, r, mem, vc = q.pending_apps, q.running_apps, q.memory_used_mb, q.vcores_used
+        am_mem, am_vc = q.am_memory_used_mb, q.am_vcores_used
+        mem_total = q.memory_share_mb if q.memory_share_mb else obs.memory_total_mb
+        vc_total = q.vcores_share if q.vcores_share else 0
+    else:
+        p, r, mem, vc = obs.pending_apps, obs.running_apps, obs.memory_used_mb, obs.vcores_used
+        am_mem = obs.am_memory_used_mb
+        am_vcs = [x.am_vcores_used for x in obs.queues]
+        am_vc = None if not am_vcs or None in am_vcs else sum(x or 0 for x in am_vcs)
+        mem_total, vc_total = obs.memory_total_mb, obs.vcores_total
+    measured = am_mem is not None
+    if am_mem is None:
+        am_mem = r * settings.unit_mb * 2
+    am_mem_each = am_mem / r if r and am_mem else settings.unit_mb * 2
+    shares = [(mem / mem_total, am_mem / mem_total, am_mem_each / mem_total)]
+    if vc_total > 0:
+        am_vc = r if am_vc is None else am_vc  # one vcore per AM: the MapReduce default
+        shares.append(
+            (vc / vc_total, am_vc / vc_total, (am_vc / r if r and am_vc else 1) / vc_total)
+        )
+    used, am, each = max(shares)
+    return _Figures(p, r, used, am, each, used - am, measured)
+
+
+def _move(
+    a: float, n: int, up: bool, cap: float, settings: ControllerSettings
+) -> tuple[float, str]:
+    """alpha/2^n towards the bound, at most ``cap`` and at least ``step``, kept inside the
+    bounds; (new A, how)."""
+    bound, name = (settings.a_max, "A_max") if up else (settings.a_min, "A_min")
+    if a == bound:
+        return a, f"already at {name} {bound:.4g}"
+    alpha = abs(bound - a)
+    delta = max(min(math.ldexp(alpha, -n), cap), settings.step)
+    rounded = round(a + delta if up else a - delta, DECIMALS)
+    new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
+    return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
+
+
+def decide(
+    obs: Observation,
+    state: ControllerState,
+    settings: ControllerSettings,
+    target: str = GLOBAL_TARGET,
+) -> tuple[Decision, ControllerState]:
+    """One control period; pure (no I/O, no clock, no logging)."""
+    f = _figures(obs, settings, target)
+    a = min(max(state.a, settings.a_min), settings.a_max)
+    n = max(1, state.n)
+    last = int(state.extra.get(LAST_MOVE, 0))
+    reversed_last = bool(state.extra.get(REVERSED, 0))
+    wanted = int(state.extra.get(WANTED, 0))
+
+    prefix = "" if f.measured else "AM use estimated as R x unit x 2; "
+    if a != state.a:
+        prefix += f"A {state.a:.4g} taken as {a:.4g} (bounds); "
+    prev_p = state.prev_pending
+    if prev_p is None or f.pending - prev_p > max(f.running, prev_p):
+        n = 1
+        prefix += (
+            "first period: widest step; "
+            if prev_p is None
+            else f"backlog jumped {prev_p} -> {f.pending}: widest step; "
+        )
+
+    figures = (
+        f"P {f.pending}, used {f.used:.2f}, AM {f.am:.2f}, tasks {f.tasks:.2f}, "
+        f"next AM {f.am_per_app:.3f}"
+    )
+    want, cap = 0, 1.0
+    if f.pending == 0:
+        rule, why = Rule.HOLD, "nothing waits, A binds nobody"
+    elif f.used < FULL:
+        if f.am + f.am_per_app > a:
+            rule, want = Rule.UNDER_ALLOCATION, 1
+            why = f"room (used < {FULL:g}) and the next AM does not fit under A"
+            if f.tasks < f.am and state.prev_pending is not None:
+                cap = 0.0
+                why += "; running apps are in their tail (tasks < AM): one step"
+        else:
+            rule, why = Rule.HOLD, "room, but A is not what holds apps back"
+    elif f.tasks < settings.t2 - settings.step:
+        if f.am <= a:
+            rule, want = Rule.OVER_ALLOCATION_3, -1
+            cap = settings.t2 - f.tasks
+            why = (
+                f"full and tasks < T2 {settings.t2:g} - step: AMs cost more than the work "
+                "they drive"
+            )
+        else:
+            rule, why = Rule.HOLD, "over-allocated, but AM use is still above A: waiting"
+    else:
+        rule, why = Rule.HOLD, f"full and tasks >= T2 {settings.t2:g} - step: dead band"
+
+    new_a, how = a, f"A stays {a:.4g}"
+    new_last, new_reversed, new_wanted = last, reversed_last, 0
+    if want:
+        reversal = last != 0 and want != last
+        if reversal and reversed_last and wanted != want:
+            rule = Rule.HOLD
+            new_wanted = want
+            how = f"A stays {a:.4g} (second reversal in a row: waiting one period to confirm)"
+        else:
+            if reversal:
+                n += 1
+            elif last == want:
+                n = max(1, n - 1)
+            new_a, move = _move(a, n, want > 0, cap, settings)
+            how = f"A {a:.4g} -> {new_a:.4g} ({move})"
+            if new_a != a:
+                new_last, new_reversed = want, reversal
+
+    decision = Decision(
+        old_a=state.a,
+        new_a=new_a,
+        rule=rule,
+        reason=f"{prefix}{figures}: {why}; {how}",
+        target=target,
+    )
+    extra = {
+        **state.extra,
+        LAST_MOVE: float(new_last),
+        REVERSED: float(new_reversed),
+        WANTED: float(new_wanted),
+    }
+    new_state = ControllerState(
+        a=new_a, n=n, prev_pending=f.pending, prev_running=f.running, extra=extra
+    )
+    return decision, new_state
