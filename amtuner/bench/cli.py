@@ -9,7 +9,7 @@ import logging
 import time
 from pathlib import Path
 
-from amtuner.bench import paper, soak
+from amtuner.bench import common, paper, soak
 from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
 
@@ -43,7 +43,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
     todo = paper.scenarios(kinds, args.seeds, args.periods, args.policies)
     started = time.perf_counter()
-    runs = paper.run_all(todo, args.workers, paper.tqdm_progress)
+    runs = paper.run_all(todo, args.workers, common.tqdm_progress)
     wall = time.perf_counter() - started
     summary = paper.summarise(runs, kinds, args.seeds, args.periods, args.policies)
     summary["wall_seconds"] = round(wall, 2)
@@ -99,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.add_argument("--plot", type=Path, help="write a bar chart (PNG) here")
-    p.add_argument("--workers", type=int, default=paper.default_workers(),
+    p.add_argument("--workers", type=int, default=common.default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
     p.add_argument("--seeds", type=int, default=10,
                    help="runs per scenario, averaged (default: %(default)s)")

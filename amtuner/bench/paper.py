@@ -15,25 +15,24 @@ drains. The README's results section shows 5, 10, 15 and 30 s side by side.
 
 from __future__ import annotations
 
-import os
-import sys
-import tempfile
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from statistics import mean
 
-from amtuner.config import ControllerSettings
+from amtuner.bench.common import (
+    DEFAULT_A,
+    FIXED_VALUES,
+    Progress,
+    fmt,
+    mean_or_none,
+    ratio,
+    simulate,
+)
+from amtuner.bench.common import run_all as run_each
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import ControlledRun
-from amtuner.sim.simulation import build_simulation, default_scheduler_config
-from amtuner.sim.workload import load_workload
 
 GROUPS = ("grep", "terasort", "wordcount", "mixed")
-FIXED_VALUES = tuple(round(i / 10, 1) for i in range(11))
-DEFAULT_A = {SchedulerKind.CAPACITY: 0.1, SchedulerKind.FAIR: 0.5}
-"""The schedulers' defaults: maximum-am-resource-percent 0.1, maxAMShare 0.5."""
 PERIOD_S = 15.0
 MAX_SIM_SECONDS = 4 * 3600.0
 """A run still going after four simulated hours (the slowest finishing run takes minutes) is
@@ -61,17 +60,15 @@ class Scenario:
 
 def run_scenario(sc: Scenario) -> float | None:
     """Makespan in simulated seconds, or None when the run never finishes."""
-    workload = load_workload(f"paper:{sc.group}", seed=sc.seed)
-    a = DEFAULT_A[sc.scheduler] if sc.a is None else sc.a
-    config = default_scheduler_config(sc.scheduler, workload.queues, a)
-    sim = build_simulation(sc.scheduler, workload, config, seed=sc.seed)
-    if sc.a is None:
-        with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:
-            settings = ControllerSettings(policy=sc.policy, period_seconds=sc.period_s)  # type: ignore[arg-type]
-            ControlledRun(sim, Path(tmp), controller=settings)
-            result = sim.run(MAX_SIM_SECONDS)
-    else:
-        result = sim.run(MAX_SIM_SECONDS)
+    result = simulate(
+        f"paper:{sc.group}",
+        sc.scheduler,
+        sc.a,
+        sc.seed,
+        max_sim_seconds=MAX_SIM_SECONDS,
+        policy=sc.policy,
+        period_s=sc.period_s,
+    )
     return result.makespan_s if result.finished else None
 
 
@@ -88,44 +85,39 @@ def scenarios(
             for seed in range(seeds):
                 out += [Scenario(kind, group, a, seed) for a in FIXED_VALUES]
                 out += [Scenario(kind, group, None, seed, p) for p in periods]
-                out += [Scenario(kind, group, None, seed, PERIOD_S, name)
-                        for name in policies if name != "paper"]
+                out += [
+                    Scenario(kind, group, None, seed, PERIOD_S, name)
+                    for name in policies
+                    if name != "paper"
+                ]
     return out
 
 
 def run_all(
-    todo: Sequence[Scenario], workers: int, progress: Callable[[Iterable[float | None], int],
-                                                              Iterable[float | None]] | None = None
+    todo: Sequence[Scenario], workers: int, progress: Progress[float | None] | None = None
 ) -> dict[Scenario, float | None]:
-    if workers <= 1:
-        results: Iterable[float | None] = map(run_scenario, todo)
-        if progress:
-            results = progress(results, len(todo))
-        return dict(zip(todo, results, strict=True))
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        results = pool.map(run_scenario, todo, chunksize=8)
-        if progress:
-            results = progress(results, len(todo))
-        return dict(zip(todo, results, strict=True))
-
-
-def _mean_or_none(values: list[float | None]) -> float | None:
-    """A value that fails on any seed never finishes: report that, do not average it away."""
-    if any(v is None for v in values):
-        return None
-    return round(mean(v for v in values if v is not None), 3)
+    return run_each(run_scenario, todo, workers, progress)
 
 
 def summarise(
-    runs: dict[Scenario, float | None], schedulers: Sequence[SchedulerKind], seeds: int,
-    periods: Sequence[float] = (PERIOD_S,), policies: Sequence[str] = ("paper",),
+    runs: dict[Scenario, float | None],
+    schedulers: Sequence[SchedulerKind],
+    seeds: int,
+    periods: Sequence[float] = (PERIOD_S,),
+    policies: Sequence[str] = ("paper",),
 ) -> dict[str, object]:
     out: dict[str, object] = {
         "parameters": {
             "seeds": seeds,
             "control_period_s": PERIOD_S,
-            "controller": {"t1": 1.0, "t2": 0.5, "t3": 0.8, "step": 0.05, "a_min": 0.05,
-                           "a_max": 0.95},
+            "controller": {
+                "t1": 1.0,
+                "t2": 0.5,
+                "t3": 0.8,
+                "step": 0.05,
+                "a_min": 0.05,
+                "a_max": 0.95,
+            },
             "cluster": "4 nodes x 8192 MB x 8 vcores (paper:* workloads)",
             "max_sim_seconds": MAX_SIM_SECONDS,
         },
@@ -138,15 +130,24 @@ def summarise(
     for kind in schedulers:
         per_group: dict[str, object] = {}
         for group in GROUPS:
+
             def makespan(
-                a: float | None, period: float = PERIOD_S, policy: str = "paper",
-                kind: SchedulerKind = kind, group: str = group,
+                a: float | None,
+                period: float = PERIOD_S,
+                policy: str = "paper",
+                kind: SchedulerKind = kind,
+                group: str = group,
             ) -> float | None:
-                return _mean_or_none([
-                    runs[Scenario(kind, group, a, s, PERIOD_S if a is not None else period,
-                                  policy)]
-                    for s in range(seeds)
-                ])
+                return mean_or_none(
+                    [
+                        runs[
+                            Scenario(
+                                kind, group, a, s, PERIOD_S if a is not None else period, policy
+                            )
+                        ]
+                        for s in range(seeds)
+                    ]
+                )
 
             fixed = {f"{a:.1f}": makespan(a) for a in FIXED_VALUES}
             finished = {a: m for a, m in fixed.items() if m is not None}
@@ -164,25 +165,16 @@ def summarise(
                 "controller_by_period_s": {f"{p:g}": makespan(None, p) for p in periods},
                 "policy_makespan_s": {name: makespan(None, policy=name) for name in policies},
                 "policy_vs_best": {
-                    name: _ratio(makespan(None, policy=name), best) for name in policies
+                    name: ratio(makespan(None, policy=name), best) for name in policies
                 },
-                "controller_vs_best": _ratio(ctrl, best),
-                "reduction_vs_default": None if _ratio(ctrl, default) is None
-                else round(1 - _ratio(ctrl, default), 4),  # type: ignore[operator]
+                "controller_vs_best": ratio(ctrl, best),
+                "reduction_vs_default": None
+                if ratio(ctrl, default) is None
+                else round(1 - ratio(ctrl, default), 4),  # type: ignore[operator]
                 "paper_best_fixed_a": PAPER_BEST_FIXED[kind][group],
             }
         out[kind.value] = per_group
     return out
-
-
-def _ratio(a: float | None, b: float | None) -> float | None:
-    if a is None or b is None or b == 0:
-        return None
-    return round(a / b, 4)
-
-
-def _fmt(x: float | None, spec: str = ".1f") -> str:
-    return "never" if x is None else format(x, spec)
 
 
 def format_table(summary: dict[str, object], schedulers: Sequence[SchedulerKind]) -> str:
@@ -190,32 +182,36 @@ def format_table(summary: dict[str, object], schedulers: Sequence[SchedulerKind]
     for kind in schedulers:
         groups = summary[kind.value]
         assert isinstance(groups, dict)
-        lines.append(f"{kind.value} scheduler (makespan, simulated seconds; period "
-                     f"{PERIOD_S:g} s)")
-        lines.append(f"  {'group':<10} {'default':>8} {'best fixed (A)':>15} {'paper A':>8} "
-                     f"{'controller':>10} {'ctrl/best':>9} {'vs default':>10}")
+        lines.append(f"{kind.value} scheduler (makespan, simulated seconds; period {PERIOD_S:g} s)")
+        lines.append(
+            f"  {'group':<10} {'default':>8} {'best fixed (A)':>15} {'paper A':>8} "
+            f"{'controller':>10} {'ctrl/best':>9} {'vs default':>10}"
+        )
         reductions = []
         for group in GROUPS:
             g = groups[group]
             red = g["reduction_vs_default"]
             if red is not None:
                 reductions.append(red)
-            best = f"{_fmt(g['best_fixed_makespan_s'])} ({_fmt(g['best_fixed_a'])})"
+            best = f"{fmt(g['best_fixed_makespan_s'])} ({fmt(g['best_fixed_a'])})"
             others = "".join(
-                f"  {name} {_fmt(g['policy_makespan_s'][name])} "
-                f"({_fmt(g['policy_vs_best'][name], '.3f')})"
-                for name in g["policy_makespan_s"] if name != "paper"
+                f"  {name} {fmt(g['policy_makespan_s'][name])} "
+                f"({fmt(g['policy_vs_best'][name], '.3f')})"
+                for name in g["policy_makespan_s"]
+                if name != "paper"
             )
             lines.append(
-                f"  {group:<10} {_fmt(g['default_makespan_s']):>8} {best:>15} "
-                f"{g['paper_best_fixed_a']:>8.1f} {_fmt(g['controller_makespan_s']):>10} "
-                f"{_fmt(g['controller_vs_best'], '.3f'):>9} "
+                f"  {group:<10} {fmt(g['default_makespan_s']):>8} {best:>15} "
+                f"{g['paper_best_fixed_a']:>8.1f} {fmt(g['controller_makespan_s']):>10} "
+                f"{fmt(g['controller_vs_best'], '.3f'):>9} "
                 f"{'n/a' if red is None else f'{-red:+.1%}':>10}{others}"
             )
         avg = f"{-mean(reductions):+.1%}" if reductions else "n/a"
         paper = PAPER_REDUCTION_VS_DEFAULT[kind]
-        lines.append(f"  controller vs default, mean: {avg} (paper: {-paper:+.0%}); paper's "
-                     f"controller within {PAPER_WITHIN_BEST:.0%} of its best fixed value")
+        lines.append(
+            f"  controller vs default, mean: {avg} (paper: {-paper:+.0%}); paper's "
+            f"controller within {PAPER_WITHIN_BEST:.0%} of its best fixed value"
+        )
         lines.append("")
     return "\n".join(lines)
 
@@ -250,8 +246,12 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
             xs = [x + (i - (len(series) - 1) / 2) * width for x in range(len(GROUPS))]
             bars = ax.bar(xs, values, width, label=label, color=color)
             if label == "best fixed A":
-                ax.bar_label(bars, [f"A={groups[g]['best_fixed_a']:g}" for g in GROUPS],
-                             fontsize=7, padding=2)
+                ax.bar_label(
+                    bars,
+                    [f"A={groups[g]['best_fixed_a']:g}" for g in GROUPS],
+                    fontsize=7,
+                    padding=2,
+                )
         ax.set_xticks(range(len(GROUPS)), [g.capitalize() for g in GROUPS])
         ax.set_ylabel("total completion time (simulated s)")
         name = "CapacityScheduler" if kind is SchedulerKind.CAPACITY else "FairScheduler"
@@ -259,18 +259,3 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
         ax.legend(fontsize=8)
         ax.grid(axis="y", alpha=0.3)
     fig.savefig(path, dpi=120)
-
-
-def tqdm_progress(results: Iterable[float | None], total: int) -> Iterable[float | None]:
-    if not sys.stderr.isatty():
-        return results
-    try:
-        from tqdm import tqdm
-    except ImportError:
-        return results
-    return tqdm(results, total=total, unit="run", file=sys.stderr)
-
-
-def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
-

@@ -1,0 +1,113 @@
+"""What the benchmarks share: one simulated run, a process pool, progress, and figures.
+
+A run is a workload spec on one scheduler with either a fixed AM share or a controller policy
+starting from the scheduler's default; the benchmarks differ only in which runs they ask for and
+how they set the results side by side.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from statistics import mean
+from typing import TypeVar
+
+from amtuner.config import ControllerSettings
+from amtuner.model import SchedulerKind
+from amtuner.sim.control import ControlledRun
+from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
+from amtuner.sim.workload import load_workload
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+FIXED_VALUES = tuple(round(i / 10, 1) for i in range(11))
+"""The paper's grid {0, 0.1, …, 1.0}."""
+DEFAULT_A = {SchedulerKind.CAPACITY: 0.1, SchedulerKind.FAIR: 0.5}
+"""The schedulers' defaults: maximum-am-resource-percent 0.1, maxAMShare 0.5."""
+
+Progress = Callable[[Iterable[T], int], Iterable[T]]
+
+
+def simulate(
+    spec: str,
+    scheduler: SchedulerKind,
+    a: float | None,
+    seed: int,
+    *,
+    max_sim_seconds: float,
+    policy: str = "paper",
+    period_s: float = 15.0,
+    targets: tuple[str, ...] = (),
+) -> SimResult:
+    """``spec`` with the global AM share fixed at ``a``, or (``a`` None) under ``policy`` every
+    ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
+    global value)."""
+    workload = load_workload(spec, seed=seed)
+    config = default_scheduler_config(
+        scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a
+    )
+    sim = build_simulation(scheduler, workload, config, seed=seed)
+    if a is not None:
+        return sim.run(max_sim_seconds)
+    with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:
+        settings = ControllerSettings(policy=policy, period_seconds=period_s)  # type: ignore[arg-type]
+        ControlledRun(sim, Path(tmp), controller=settings, targets=targets)
+        return sim.run(max_sim_seconds)
+
+
+def run_all(
+    fn: Callable[[T], R],
+    todo: Sequence[T],
+    workers: int,
+    progress: Progress[R] | None = None,
+    chunksize: int = 8,
+) -> dict[T, R]:
+    """``fn`` over ``todo`` in ``workers`` processes (in this one when 1), results by input."""
+    if workers <= 1:
+        results: Iterable[R] = map(fn, todo)
+        if progress:
+            results = progress(results, len(todo))
+        return dict(zip(todo, results, strict=True))
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        results = pool.map(fn, todo, chunksize=chunksize)
+        if progress:
+            results = progress(results, len(todo))
+        return dict(zip(todo, results, strict=True))
+
+
+def tqdm_progress(results: Iterable[T], total: int) -> Iterable[T]:
+    """A progress bar on a terminal; nothing in a pipe or a log."""
+    if not sys.stderr.isatty():
+        return results
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return results
+    return tqdm(results, total=total, unit="run", file=sys.stderr)
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def mean_or_none(values: Iterable[float | None]) -> float | None:
+    """A value that fails on any seed never finishes: report that, do not average it away."""
+    values = list(values)
+    if not values or any(v is None for v in values):
+        return None
+    return round(mean(v for v in values if v is not None), 3)
+
+
+def ratio(a: float | None, b: float | None) -> float | None:
+    if a is None or b is None or b == 0:
+        return None
+    return round(a / b, 4)
+
+
+def fmt(x: float | None, spec: str = ".1f") -> str:
+    return "never" if x is None else format(x, spec)
