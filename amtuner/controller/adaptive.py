@@ -44,10 +44,19 @@ from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation,
 DECIMALS = 4
 """A is written with at most this many decimals."""
 
-FULL = 0.9
-"""The scarce resource counts as full at this share. Containers are placed whole on nodes, so
-a busy cluster always shows some memory it cannot use (fragmentation, containers between one
-finishing and the next starting); a tenth is about one container per node on small nodes."""
+ROOMY = 0.9
+"""Below this share of the scarce resource the target has room for more work. Containers are
+placed whole on nodes, so a busy cluster always shows some capacity it cannot use
+(fragmentation, containers between one finishing and the next starting); a tenth is about one
+container per node on small nodes."""
+
+FULL = 0.95
+"""At or above this share the target is full: only then can AMs be what keeps tasks from
+memory. Between ROOMY and FULL (and in the band around T2 below) A is left alone: the dead band."""
+
+ROOM = 2 * 10**-DECIMALS
+"""Added to a move sized to admit one more AM, so rounding A to DECIMALS cannot leave the AM
+a hair too large to fit."""
 
 LAST_MOVE = "last_move"
 """extra key: +1 / -1 for the last move up / down, 0 when none yet."""
@@ -151,15 +160,17 @@ def decide(
     want, cap = 0, 1.0
     if f.pending == 0:
         rule, why = Rule.HOLD, "nothing waits, A binds nobody"
-    elif f.used < FULL:
+    elif f.used < ROOMY:
         if f.am + f.am_per_app > a:
             rule, want = Rule.UNDER_ALLOCATION, 1
-            why = f"room (used < {FULL:g}) and the next AM does not fit under A"
+            why = f"room (used < {ROOMY:g}) and the next AM does not fit under A"
             if f.tasks < f.am and state.prev_pending is not None:
-                cap = 0.0
-                why += "; running apps are in their tail (tasks < AM): one step"
+                cap = f.am + f.am_per_app - a + ROOM
+                why += "; running apps are in their tail (tasks < AM): room for one more AM"
         else:
             rule, why = Rule.HOLD, "room, but A is not what holds apps back"
+    elif f.used < FULL:
+        rule, why = Rule.HOLD, f"used between {ROOMY:g} and {FULL:g}: dead band"
     elif f.tasks < settings.t2 - settings.step:
         if f.am <= a:
             rule, want = Rule.OVER_ALLOCATION_3, -1
