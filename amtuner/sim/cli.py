@@ -5,10 +5,15 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import logging
 import sys
+import tempfile
 from pathlib import Path
 
+from amtuner.config import ControllerSettings
+from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
+from amtuner.sim.control import PERIOD_S, ControlledRun
 from amtuner.sim.sched_config import with_global_am_share
 from amtuner.sim.simulation import (
     SchedulerConfigError,
@@ -25,12 +30,14 @@ DEFAULT_MAX_SIM_SECONDS = 7 * 86400.0
 """A week of simulated time: far beyond any bundled workload, so hitting it means a stuck run."""
 
 
-def parse_policy(text: str) -> float:
-    """The AM share of ``fixed:A``. Other policies (``paper``) are wired in by the controller's
-    driver; until then they are refused here with a clear message."""
+def parse_policy(text: str) -> float | str:
+    """The AM share of ``fixed:A``, or the name of a controller policy (``paper`` …)."""
+    if text in POLICIES:
+        return text
     kind, _, value = text.partition(":")
     if kind != "fixed":
-        raise ValueError(f"unknown policy {text!r}: only fixed:A is available (e.g. fixed:0.5)")
+        known = ", ".join(["fixed:A", *sorted(POLICIES)])
+        raise ValueError(f"unknown policy {text!r}; known: {known}")
     try:
         a = float(value)
     except ValueError:
@@ -57,7 +64,15 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--policy",
         default="fixed:0.5",
-        help="fixed:A sets the global AM share to A for the whole run (default: %(default)s)",
+        help="fixed:A sets the global AM share to A for the whole run; a controller policy "
+        f"({', '.join(sorted(POLICIES))}) runs the daemon's cycle every --period, starting from "
+        "the scheduler's default share (default: %(default)s)",
+    )
+    p.add_argument(
+        "--period",
+        type=float,
+        default=PERIOD_S,
+        help="control period in simulated seconds for a controller policy (default: %(default)s)",
     )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument(
@@ -85,13 +100,16 @@ def build(args: argparse.Namespace) -> Simulation:
     from amtuner.sim.workload import load_workload
 
     kind = SchedulerKind(args.scheduler)
-    a = parse_policy(args.policy)
+    policy = parse_policy(args.policy)
     workload = load_workload(args.workload, seed=args.seed)
     base = args.scheduler_config.read_bytes() if args.scheduler_config else None
-    if base is None:
-        config = default_scheduler_config(kind, workload.queues, a)
+    if isinstance(policy, str):
+        # A controller starts from the file as given, or from the scheduler's default share.
+        config = base if base is not None else default_scheduler_config(kind, workload.queues)
+    elif base is None:
+        config = default_scheduler_config(kind, workload.queues, policy)
     else:
-        config = with_global_am_share(kind, base, a)
+        config = with_global_am_share(kind, base, policy)
     return build_simulation(
         kind,
         workload,
@@ -114,7 +132,13 @@ def run(args: argparse.Namespace) -> int:
     except (ValueError, OSError) as exc:  # WorkloadError and SchedulerConfigError are ValueErrors
         print(f"amtuner simulate: {exc}", file=sys.stderr)
         return EXIT_USAGE if not isinstance(exc, SchedulerConfigError | OSError) else EXIT_ERROR
-    result = sim.run(args.max_sim_seconds)
+    policy = parse_policy(args.policy)
+    with tempfile.TemporaryDirectory(prefix="amtuner-simulate-") as tmp:
+        if isinstance(policy, str):
+            logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
+            settings = ControllerSettings(policy=policy, period_seconds=args.period)  # type: ignore[arg-type]
+            ControlledRun(sim, Path(tmp), controller=settings)
+        result = sim.run(args.max_sim_seconds)
     if args.no_timing:
         result = dataclasses.replace(result, wall_seconds=0.0)
     if args.json:

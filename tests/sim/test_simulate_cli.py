@@ -91,7 +91,7 @@ def test_a_run_that_cannot_finish_exits_1_and_says_why() -> None:
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (("--policy", "paper"), "only fixed:A is available"),
+        (("--policy", "pid"), "unknown policy 'pid'; known: fixed:A"),
         (("--policy", "fixed:1.5"), "within [0, 1]"),
         (("--workload", "nope:x"), "nope"),
     ],
