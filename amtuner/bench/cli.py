@@ -9,7 +9,7 @@ import logging
 import time
 from pathlib import Path
 
-from amtuner.bench import common, paper, soak
+from amtuner.bench import common, paper, soak, suite
 from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
 
@@ -54,6 +54,32 @@ def cmd_paper(args: argparse.Namespace) -> int:
         print(f"wrote {args.json}")
     if args.plot:
         paper.plot(summary, kinds, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
+def cmd_suite(args: argparse.Namespace) -> int:
+    kinds = _schedulers(args.scheduler)
+    logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
+    shared = args.shared if args.shared.is_dir() else None
+    benches, notes = suite.benches(shared, quick=args.quick)
+    for note in notes:
+        print(note)
+    seeds = 1 if args.quick and args.seeds is None else args.seeds or suite.SEEDS
+    todo = suite.cases(benches, kinds, seeds, args.policies)
+    started = time.perf_counter()
+    runs = common.run_all(suite.run_case, todo, args.workers, common.tqdm_progress, chunksize=1)
+    wall = time.perf_counter() - started
+    summary = suite.summarise(runs, benches, kinds, seeds, args.policies)
+    summary["skipped"] = notes
+    summary["wall_seconds"] = round(wall, 2)
+    print(suite.format_table(summary, kinds))
+    print(f"{len(todo)} simulations in {wall:.1f} s with {args.workers} worker(s)")
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    if args.plot:
+        suite.plot(summary, kinds, args.plot)
         print(f"wrote {args.plot}")
     return 0
 
@@ -110,6 +136,29 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="controller policies to compare, comma-separated (always includes "
                    f"paper; known: {', '.join(sorted(POLICIES))})")
     p.set_defaults(func=cmd_paper)
+
+    p = sub.add_parser(
+        "suite",
+        help="workloads beyond the paper: larger clusters, phases, two queues, Poisson, traces",
+        description=suite.__doc__.split("\n\n")[0] if suite.__doc__ else None,
+    )
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.add_argument("--plot", type=Path, help="write a chart (PNG) here")
+    p.add_argument("--workers", type=int, default=common.default_workers(),
+                   help="parallel processes (default: the CPUs available, %(default)s)")
+    p.add_argument("--seeds", type=int, default=None,
+                   help=f"runs per generated workload, averaged (default: {suite.SEEDS}; "
+                   "1 with --quick); traces run once")
+    p.add_argument("--policies", type=_policies, default=["paper"],
+                   help="controller policies to compare, comma-separated (always includes "
+                   f"paper; known: {', '.join(sorted(POLICIES))})")
+    p.add_argument("--quick", action="store_true",
+                   help="a small subset (one larger cluster, phases, two queues, Poisson, SLS)")
+    p.add_argument("--shared", type=Path, default=suite.SHARED,
+                   help="the fixtures directory holding the traces (default: %(default)s); "
+                   "trace workloads are skipped when absent")
+    p.set_defaults(func=cmd_suite)
 
     p = sub.add_parser("soak", help="thousands of real cycles in process; resident memory growth")
     p.add_argument("--cycles", type=int, default=10_000, help="default: %(default)s")
