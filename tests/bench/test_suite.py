@@ -1,0 +1,161 @@
+"""`amtuner bench suite`: its JSON and figure, skipped traces, and what makes the phases matter."""
+
+from __future__ import annotations
+
+import json
+import struct
+from pathlib import Path
+
+import pytest
+
+from amtuner.bench import suite
+from amtuner.bench.suite import Bench, Case, Outcome
+from amtuner.model import SchedulerKind
+from amtuner.sim.sched_config import with_global_am_share
+from amtuner.sim.simulation import build_simulation, default_scheduler_config
+from amtuner.sim.workload import PHASE_SPACING_S, load_workload
+from tests.e2e.conftest import amtuner
+
+SHARED = Path(__file__).resolve().parents[3] / "shared"  # tests/bench -> tests -> main -> work
+KINDS = list(SchedulerKind)
+
+FIGURES = {
+    "default_a", "default_makespan_s", "default_mean_jct_s", "fixed_makespan_s",
+    "fixed_mean_jct_s", "best_fixed_a", "best_fixed_makespan_s", "best_fixed_jct_a",
+    "best_fixed_mean_jct_s", "best_fixed_a_mean_jct_s", "policy_makespan_s",
+    "policy_mean_jct_s", "policy_vs_best", "policy_jct_vs_best", "policy_vs_default",
+}  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, str]:
+    out = tmp_path_factory.mktemp("suite")
+    run = amtuner(
+        "bench", "suite", "--quick", "--workers", "2", "--shared", str(SHARED),
+        "--json", str(out / "suite.json"), "--plot", str(out / "suite.png"),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    return json.loads((out / "suite.json").read_text()), out / "suite.png", run.stdout
+
+
+def test_quick_json_has_every_figure_for_every_workload(quick: tuple[dict, Path, str]) -> None:
+    summary, _, stdout = quick
+    names = {"mixed@16", "phases", "two queues", "poisson"}
+    if SHARED.is_dir():
+        names.add("sls sample")
+    assert set(summary["workloads"]) == names
+    assert summary["workloads"]["two queues"]["targets"] == ["root.a", "root.b"]
+    assert summary["parameters"]["policies"] == ["paper"]
+    assert summary["wall_seconds"] > 0
+    for kind in ("capacity", "fair"):
+        assert set(summary[kind]) == names
+        for name in names:
+            g = summary[kind][name]
+            assert set(g) == FIGURES, (kind, name)
+            assert set(g["fixed_makespan_s"]) == {f"{a / 10:.1f}" for a in range(1, 11)}
+            for key in ("default_makespan_s", "default_mean_jct_s", "best_fixed_makespan_s",
+                        "best_fixed_mean_jct_s"):  # fmt: skip
+                assert g[key] is not None, (kind, name, key)
+            assert g["best_fixed_makespan_s"] <= g["default_makespan_s"]
+            assert g["best_fixed_mean_jct_s"] <= g["default_mean_jct_s"]
+            assert g["policy_makespan_s"]["paper"] is not None, (kind, name)
+            assert g["default_a"] == (0.1 if kind == "capacity" else 0.5)
+        assert f"{kind} scheduler" in stdout
+    assert "best fixed (A)" in stdout and "paper/best" in stdout
+
+
+def test_quick_figure_is_a_png(quick: tuple[dict, Path, str]) -> None:
+    _, png, _ = quick
+    data = png.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width >= 800 and height >= 600
+
+
+def test_absent_traces_are_skipped_with_a_note(tmp_path: Path) -> None:
+    run = amtuner(
+        "bench", "suite", "--quick", "--scheduler", "capacity", "--workers", "1",
+        "--shared", str(tmp_path / "nowhere"), "--json", str(tmp_path / "s.json"),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    assert "skipping sls sample" in run.stdout
+    summary = json.loads((tmp_path / "s.json").read_text())
+    assert "sls sample" not in summary["capacity"]
+    assert summary["skipped"] and "fair" not in summary
+
+
+def test_full_suite_lists_the_larger_clusters_and_the_traces() -> None:
+    benches, notes = suite.benches(SHARED)
+    names = {b.name for b in benches}
+    for nodes in (16, 100):
+        assert {f"{g}@{nodes}" for g in ("grep", "terasort", "wordcount", "mixed")} <= names
+    assert {"phases", "phase small", "phase large", "two queues", "poisson"} <= names
+    if SHARED.is_dir():
+        assert {"swim fb-2009", "sls sample", "rumen sample"} <= names and not notes
+        swim = next(b for b in benches if b.name == "swim fb-2009")
+        assert swim.period_s == 60.0 and not swim.seeded
+    _, notes = suite.benches(None)
+    assert len(notes) == 3
+
+
+def test_unknown_policy_is_refused() -> None:
+    run = amtuner("bench", "suite", "--quick", "--policies", "nosuch")
+    assert run.returncode == 2
+    assert "unknown policy 'nosuch'" in run.stderr
+
+
+def test_runs_that_never_finish_are_reported_as_such() -> None:
+    bench = Bench("b", "phase:small", "test")
+    kind = SchedulerKind.CAPACITY
+    runs = {Case(bench, kind, a, 0): Outcome(100.0 + a * 10, 50.0 - a * 10)
+            for a in suite.SUITE_FIXED_VALUES}  # fmt: skip
+    runs[Case(bench, kind, 0.1, 0)] = Outcome(None, None)
+    runs[Case(bench, kind, None, 0)] = Outcome(None, None)
+    summary = suite.summarise(runs, [bench], [kind], 1)
+    g = summary["capacity"]["b"]  # type: ignore[index]
+    assert g["default_makespan_s"] is None and g["policy_makespan_s"]["paper"] is None
+    assert g["best_fixed_a"] == 0.2 and g["best_fixed_makespan_s"] == 102.0
+    assert g["best_fixed_jct_a"] == 1.0 and g["best_fixed_mean_jct_s"] == 40.0
+    assert g["policy_vs_best"]["paper"] is None
+    table = suite.format_table(summary, [kind])
+    assert "never / never" in table
+
+
+def _best_fixed(spec: str, kind: SchedulerKind) -> float:
+    runs = {a: suite.run_case(Case(Bench(spec, spec, ""), kind, a, 0))
+            for a in suite.SUITE_FIXED_VALUES}  # fmt: skip
+    finished = {a: o.makespan_s for a, o in runs.items() if o.makespan_s is not None}
+    return min(finished, key=lambda a: finished[a])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_each_phase_alone_wants_a_different_share(kind: SchedulerKind) -> None:
+    """The property that makes the phase workload meaningful: many tiny jobs want most of the
+    cluster for AMs, a few big jobs want few AMs, so no fixed value is right for both."""
+    small = _best_fixed("phase:small", kind)
+    large = _best_fixed("phase:large", kind)
+    mixed = _best_fixed("phase:mixed", kind)
+    assert small >= 0.7
+    assert large <= 0.4
+    assert small - large >= 0.3
+    assert large < mixed < small
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_switching_the_share_per_phase_beats_every_fixed_share(kind: SchedulerKind) -> None:
+    """A controller can win on the phase workload: setting each phase's own value when the
+    phase arrives finishes sooner than the best single value."""
+    workload = load_workload("phase:small,large,mixed")
+    fixed = []
+    for a in suite.SUITE_FIXED_VALUES:
+        sim = build_simulation(kind, workload, default_scheduler_config(kind, workload.queues, a))
+        result = sim.run(suite.MAX_SIM_SECONDS)
+        if result.makespan_s is not None:
+            fixed.append(result.makespan_s)
+    sim = build_simulation(kind, workload, default_scheduler_config(kind, workload.queues, 0.8))
+    for k, a in ((1, 0.4), (2, 0.5)):
+        sim.run_until(k * PHASE_SPACING_S)
+        sim.reload_scheduler_config(with_global_am_share(kind, sim.scheduler_config(), a))
+    switched = sim.run(suite.MAX_SIM_SECONDS)
+    assert switched.makespan_s is not None
+    assert switched.makespan_s < min(fixed)
