@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
@@ -88,9 +88,7 @@ class Cycle:
     refresher: Refresher
     policy: Policy | None = None
     clock: Callable[[], float] = time.time
-    read_file: Callable[[Path, SchedulerKind], SchedulerFile] = field(
-        default=SchedulerFile.read
-    )
+    read_file: Callable[[Path, SchedulerKind], SchedulerFile] = SchedulerFile.read
     pause_reason: str | None = None
     """Why the daemon paused (e.g. a signal): as with the pause file, decide but write nothing."""
 
