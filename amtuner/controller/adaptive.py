@@ -58,6 +58,8 @@ ROOM = 2 * 10**-DECIMALS
 """Added to a move sized to admit one more AM, so rounding A to DECIMALS cannot leave the AM
 a hair too large to fit."""
 
+HAD_ROOM = "had_room"
+"""extra key: 1 when the last period saw room with apps waiting."""
 LAST_MOVE = "last_move"
 """extra key: +1 / -1 for the last move up / down, 0 when none yet."""
 REVERSED = "reversed"
@@ -145,7 +147,8 @@ def decide(
     if a != state.a:
         prefix += f"A {state.a:.4g} taken as {a:.4g} (bounds); "
     prev_p = state.prev_pending
-    if prev_p is None or f.pending - prev_p > max(f.running, prev_p):
+    burst = prev_p is None or f.pending - prev_p > max(f.running, prev_p)
+    if burst:
         n = 1
         prefix += (
             "first period: widest step; "
@@ -161,28 +164,41 @@ def decide(
     if f.pending == 0:
         rule, why = Rule.HOLD, "nothing waits, A binds nobody"
     elif f.used < ROOMY:
-        if f.am + f.am_per_app > a:
+        if f.am + f.am_per_app > a or burst:
             rule, want = Rule.UNDER_ALLOCATION, 1
-            why = f"room (used < {ROOMY:g}) and the next AM does not fit under A"
+            why = f"room (used < {ROOMY:g}) and " + (
+                "the next AM does not fit under A" if f.am + f.am_per_app > a else "a burst"
+            )
             if f.tasks < f.am and state.prev_pending is not None:
                 cap = f.am + f.am_per_app - a + ROOM
                 why += "; running apps are in their tail (tasks < AM): room for one more AM"
+                if not state.extra.get(HAD_ROOM):
+                    want = 0
+                    why += ", if the room is still there next period"
         else:
             rule, why = Rule.HOLD, "room, but A is not what holds apps back"
     elif f.used < FULL:
         rule, why = Rule.HOLD, f"used between {ROOMY:g} and {FULL:g}: dead band"
-    elif f.tasks < settings.t2 - settings.step:
-        if f.am <= a:
-            rule, want = Rule.OVER_ALLOCATION_3, -1
-            cap = settings.t2 - f.tasks
-            why = (
-                f"full and tasks < T2 {settings.t2:g} - step: AMs cost more than the work "
-                "they drive"
-            )
-        else:
-            rule, why = Rule.HOLD, "over-allocated, but AM use is still above A: waiting"
     else:
-        rule, why = Rule.HOLD, f"full and tasks >= T2 {settings.t2:g} - step: dead band"
+        # Full with apps waiting: every AM that A still admits takes its memory from tasks as
+        # it frees. Judge the tasks' share once A is filled, less one AM of slack (A is counted
+        # in whole AMs; a band narrower than one AM hunts between two counts).
+        filled = max(f.am, a - f.am_per_app)
+        short = settings.t2 - settings.step - (f.used - filled)
+        if short <= 0:
+            rule, why = (
+                Rule.HOLD,
+                (f"full, tasks keep >= T2 {settings.t2:g} - step even with A filled: dead band"),
+            )
+        elif f.am > a:
+            rule, why = Rule.HOLD, "over-allocated, but AM use is still above A: waiting"
+        else:
+            rule, want = Rule.OVER_ALLOCATION_3, -1
+            cap = a - (f.used - settings.t2 + f.am_per_app)
+            why = (
+                f"full, and with A filled tasks would hold {f.used - filled:.2f} < T2 "
+                f"{settings.t2:g} - step: AMs would cost more than the work they drive"
+            )
 
     new_a, how = a, f"A stays {a:.4g}"
     new_last, new_reversed, new_wanted = last, reversed_last, 0
@@ -211,6 +227,7 @@ def decide(
     )
     extra = {
         **state.extra,
+        HAD_ROOM: float(f.pending > 0 and f.used < ROOMY),
         LAST_MOVE: float(new_last),
         REVERSED: float(new_reversed),
         WANTED: float(new_wanted),
