@@ -25,7 +25,7 @@ from amtuner.executor import ExecutorError, SchedulerFile, make_refresher
 from amtuner.model import GLOBAL_TARGET, Observation
 from amtuner.monitor import ObservationError, RMClient, make_session
 from amtuner.risks import find_risks
-from amtuner.state import StateError, load_states, save_states
+from amtuner.state import StateError, load_states, save_states, summarize
 
 EXIT_OK = 0
 EXIT_RISKS = 1
@@ -108,12 +108,15 @@ def cmd_once(args: argparse.Namespace) -> int:
     except audit.AuditError as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         code = EXIT_FILE
-    if not report.error and not (cfg.dry_run or report.paused):
+    if not cfg.dry_run:
+        # A failed or paused cycle keeps the controller where it was, but `status` should
+        # still say what happened last.
+        kept = states if report.error or report.paused else new_states
         try:
-            save_states(cfg.state_file, new_states)
+            save_states(cfg.state_file, kept, summarize(report, new_states))
         except StateError as exc:
             print(f"amtuner: {exc}", file=sys.stderr)
-            return EXIT_FILE
+            return code or EXIT_FILE
     return code
 
 

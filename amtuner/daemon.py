@@ -44,8 +44,7 @@ from amtuner.commands import EXIT_CONFIG, EXIT_OK, build_cycle, target_name
 from amtuner.config import Config, ConfigError, load_config
 from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.metrics import Metrics, MetricsServer
-from amtuner.state import StateError, load_states, save_states
-from amtuner.status import summarize
+from amtuner.state import StateError, load_states, save_states, summarize
 
 log = logging.getLogger(__name__)
 

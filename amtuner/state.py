@@ -18,7 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from amtuner.cycle import States
+from amtuner import audit
+from amtuner.cycle import CycleReport, States
 from amtuner.model import ControllerState
 
 FORMAT_VERSION = 1
@@ -109,3 +110,38 @@ def save_states(path: Path, states: States, last_cycle: Mapping[str, Any] | None
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
         raise StateError(f"cannot write state file {path}: {exc.strerror or exc}") from exc
+
+
+def summarize(report: CycleReport, states: States) -> dict[str, Any]:
+    """The "last_cycle" record kept in the state file for `amtuner status` (plain JSON)."""
+    obs = report.observation
+    result = "error" if report.error else "applied" if report.applied else "ok"
+    return {
+        "time": audit.iso_time(report.started),
+        "duration_s": round(report.duration_s, 4),
+        "result": result,
+        "error": report.error,
+        "message": report.message,
+        "dry_run": report.dry_run,
+        "paused": report.paused,
+        "observation": None
+        if obs is None
+        else {
+            "pending_apps": obs.pending_apps,
+            "running_apps": obs.running_apps,
+            "memory_used_mb": obs.memory_used_mb,
+            "memory_total_mb": obs.memory_total_mb,
+            "source": obs.source,
+        },
+        "decisions": [
+            {
+                "target": d.target,
+                "old_a": d.old_a,
+                "new_a": d.new_a,
+                "rule": str(d.rule),
+                "reason": d.reason,
+                "n": states[d.target].n if d.target in states else None,
+            }
+            for d in report.decisions
+        ],
+    }

@@ -16,45 +16,10 @@ from typing import Any, TextIO
 from amtuner import audit
 from amtuner.commands import EXIT_CONFIG, EXIT_OK, target_name
 from amtuner.config import ConfigError, load_config
-from amtuner.cycle import CycleReport, States
+from amtuner.cycle import States
 from amtuner.state import StateError, load_last_cycle, load_states
 
 EXIT_NO_STATE = 1
-
-
-def summarize(report: CycleReport, states: States) -> dict[str, Any]:
-    """The "last_cycle" record the daemon keeps in the state file (plain JSON values)."""
-    obs = report.observation
-    result = "error" if report.error else "applied" if report.applied else "ok"
-    return {
-        "time": audit.iso_time(report.started),
-        "duration_s": round(report.duration_s, 4),
-        "result": result,
-        "error": report.error,
-        "message": report.message,
-        "dry_run": report.dry_run,
-        "paused": report.paused,
-        "observation": None
-        if obs is None
-        else {
-            "pending_apps": obs.pending_apps,
-            "running_apps": obs.running_apps,
-            "memory_used_mb": obs.memory_used_mb,
-            "memory_total_mb": obs.memory_total_mb,
-            "source": obs.source,
-        },
-        "decisions": [
-            {
-                "target": d.target,
-                "old_a": d.old_a,
-                "new_a": d.new_a,
-                "rule": str(d.rule),
-                "reason": d.reason,
-                "n": states[d.target].n if d.target in states else None,
-            }
-            for d in report.decisions
-        ],
-    }
 
 
 def print_status(

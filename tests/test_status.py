@@ -15,8 +15,8 @@ import yaml
 from amtuner import audit
 from amtuner.cycle import CycleReport
 from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind
-from amtuner.state import StateError, load_last_cycle, load_states, save_states
-from amtuner.status import EXIT_NO_STATE, cmd_status, summarize
+from amtuner.state import StateError, load_last_cycle, load_states, save_states, summarize
+from amtuner.status import EXIT_NO_STATE, cmd_status
 
 STATES = {"": ControllerState(a=0.3, n=4, prev_pending=9, prev_running=2)}
 REPORT = CycleReport(
