@@ -58,6 +58,10 @@ ROOM = 2 * 10**-DECIMALS
 """Added to a move sized to admit one more AM, so rounding A to DECIMALS cannot leave the AM
 a hair too large to fit."""
 
+RAISED = "raised"
+"""extra key: 1 when the last period raised A."""
+AM_SEEN = "am_seen"
+"""extra key: the AM share seen last period."""
 HAD_ROOM = "had_room"
 """extra key: 1 when the last period saw room with apps waiting."""
 LAST_MOVE = "last_move"
@@ -142,6 +146,7 @@ def decide(
     last = int(state.extra.get(LAST_MOVE, 0))
     reversed_last = bool(state.extra.get(REVERSED, 0))
     wanted = int(state.extra.get(WANTED, 0))
+    last_raised = bool(state.extra.get(RAISED, 0))
 
     prefix = "" if f.measured else "AM use estimated as R x unit x 2; "
     if a != state.a:
@@ -164,11 +169,10 @@ def decide(
     if f.pending == 0:
         rule, why = Rule.HOLD, "nothing waits, A binds nobody"
     elif f.used < ROOMY:
-        if f.am + f.am_per_app > a or burst:
+        unseen = not burst and last_raised and f.am <= state.extra.get(AM_SEEN, 0.0)
+        if not unseen:
             rule, want = Rule.UNDER_ALLOCATION, 1
-            why = f"room (used < {ROOMY:g}) and " + (
-                "the next AM does not fit under A" if f.am + f.am_per_app > a else "a burst"
-            )
+            why = f"room (used < {ROOMY:g}) while apps wait"
             if f.tasks < f.am and state.prev_pending is not None:
                 cap = f.am + f.am_per_app - a + ROOM
                 why += "; running apps are in their tail (tasks < AM): room for one more AM"
@@ -176,7 +180,7 @@ def decide(
                     want = 0
                     why += ", if the room is still there next period"
         else:
-            rule, why = Rule.HOLD, "room, but A is not what holds apps back"
+            rule, why = Rule.HOLD, "room, but AM use has not grown since the last raise: waiting"
     elif f.used < FULL:
         rule, why = Rule.HOLD, f"used between {ROOMY:g} and {FULL:g}: dead band"
     else:
@@ -228,6 +232,8 @@ def decide(
     extra = {
         **state.extra,
         HAD_ROOM: float(f.pending > 0 and f.used < ROOMY),
+        RAISED: float(new_a > a),
+        AM_SEEN: f.am,
         LAST_MOVE: float(new_last),
         REVERSED: float(new_reversed),
         WANTED: float(new_wanted),
