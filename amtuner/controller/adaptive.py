@@ -194,8 +194,11 @@ def decide(
                 Rule.HOLD,
                 (f"full, tasks keep >= T2 {settings.t2:g} - step even with A filled: dead band"),
             )
-        elif f.am > a:
-            rule, why = Rule.HOLD, "over-allocated, but AM use is still above A: waiting"
+        elif f.am > a + f.am_per_app:
+            rule, why = (
+                Rule.HOLD,
+                "over-allocated, but AM use is still over A by more than one AM: waiting",
+            )
         else:
             rule, want = Rule.OVER_ALLOCATION_3, -1
             cap = a - (f.used - settings.t2 + f.am_per_app)
