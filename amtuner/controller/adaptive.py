@@ -216,9 +216,9 @@ def decide(
             new_wanted = want
             how = f"A stays {a:.4g} (second reversal in a row: waiting one period to confirm)"
         else:
-            if reversal:
+            if reversal and not burst:  # after a burst n stays 1: a new search
                 n += 1
-            elif last == want:
+            elif last == want and not burst:
                 n = max(1, n - 1)
             new_a, move = _move(a, n, want > 0, cap, settings)
             how = f"A {a:.4g} -> {new_a:.4g} ({move})"
