@@ -139,20 +139,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     if cfg.scheduler.kind not in ("auto", obs.scheduler):
         print(f"scheduler MISMATCH: config says {cfg.scheduler.kind}, RM runs {obs.scheduler}")
         return EXIT_FILE
-    if cfg.scheduler.config_file is None:
-        print("file      MISSING: scheduler.config_file is not set")
-        return EXIT_FILE
+    assert cfg.scheduler.config_file is not None  # load_config requires it
     try:
         sched_file = SchedulerFile.read(cfg.scheduler.config_file, obs.scheduler)
+        values = {
+            t: sched_file.effective_value(t) for t in cfg.scheduler.targets or (GLOBAL_TARGET,)
+        }
     except ExecutorError as exc:
         print(f"file      UNUSABLE: {exc}")
         return EXIT_FILE
-    for target in cfg.scheduler.targets or (GLOBAL_TARGET,):
-        try:
-            value = sched_file.effective_value(target)
-        except ExecutorError as exc:
-            print(f"file      UNUSABLE: {exc}")
-            return EXIT_FILE
+    for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
     risks = find_risks(sched_file, obs, cfg)
     for risk in risks:
