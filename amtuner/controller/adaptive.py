@@ -141,7 +141,7 @@ def decide(
 ) -> tuple[Decision, ControllerState]:
     """One control period; pure (no I/O, no clock, no logging)."""
     f = _figures(obs, settings, target)
-    a = min(max(state.a, settings.a_min), settings.a_max)
+    a = min(max(round(state.a, DECIMALS), settings.a_min), settings.a_max)
     n = max(1, state.n)
     last = int(state.extra.get(LAST_MOVE, 0))
     reversed_last = bool(state.extra.get(REVERSED, 0))
@@ -150,7 +150,7 @@ def decide(
 
     prefix = "" if f.measured else "AM use estimated as R x unit x 2; "
     if a != state.a:
-        prefix += f"A {state.a:.4g} taken as {a:.4g} (bounds); "
+        prefix += f"A {state.a:.6g} taken as {a:.4g} (bounds, {DECIMALS} decimals); "
     prev_p = state.prev_pending
     burst = prev_p is None or f.pending - prev_p > max(f.running, prev_p)
     if burst:
@@ -177,7 +177,7 @@ def decide(
                 cap = f.am + f.am_per_app - a + ROOM
                 why += "; running apps are in their tail (tasks < AM): room for one more AM"
                 if not state.extra.get(HAD_ROOM):
-                    want = 0
+                    rule, want = Rule.HOLD, 0
                     why += ", if the room is still there next period"
         else:
             rule, why = Rule.HOLD, "room, but AM use has not grown since the last raise: waiting"
@@ -218,7 +218,7 @@ def decide(
         else:
             if reversal and not burst:  # after a burst n stays 1: a new search
                 n += 1
-            elif last == want and not burst:
+            elif last == want and not burst and not reversed_last:
                 n = max(1, n - 1)
             new_a, move = _move(a, n, want > 0, cap, settings)
             how = f"A {a:.4g} -> {new_a:.4g} ({move})"

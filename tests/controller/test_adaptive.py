@@ -1,0 +1,356 @@
+"""The adaptive policy: hand-checked cases per behaviour, and properties."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from amtuner.config import ControllerSettings
+from amtuner.controller import adaptive, get_policy
+from amtuner.model import (
+    GLOBAL_TARGET,
+    ControllerState,
+    Decision,
+    Direction,
+    Observation,
+    QueueStats,
+    Rule,
+    SchedulerKind,
+)
+
+SETTINGS = ControllerSettings(policy="adaptive")  # T2 0.5, step 0.05, A in [0.05, 0.95]
+TOTAL = 100_000
+"""M_total in MB; unit_mb 1024, so the paper's estimate of one AM is 2048 MB."""
+
+
+def obs(
+    p: int,
+    r: int,
+    used: int,
+    am: int | None,
+    *,
+    total: int = TOTAL,
+    vcores: tuple[int, int] = (0, 0),
+    queues: tuple[QueueStats, ...] = (),
+) -> Observation:
+    return Observation(
+        time=0.0,
+        scheduler=SchedulerKind.CAPACITY,
+        pending_apps=p,
+        running_apps=r,
+        memory_used_mb=used,
+        memory_total_mb=total,
+        vcores_used=vcores[0],
+        vcores_total=vcores[1],
+        am_memory_used_mb=am,
+        queues=queues,
+    )
+
+
+def seen(a: float, p: int = 10, **kw: object) -> ControllerState:
+    """A state that has seen one period before (no first-period burst)."""
+    return ControllerState(a=a, prev_pending=p, prev_running=10, **kw)  # type: ignore[arg-type]
+
+
+def decide(o: Observation, s: ControllerState, target: str = GLOBAL_TARGET):
+    return adaptive.decide(o, s, SETTINGS, target)
+
+
+def test_registered_under_its_name() -> None:
+    assert get_policy("adaptive") is adaptive.decide
+
+
+# --- measured AM use and the fallback ---------------------------------------------------------
+
+
+def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
+    # Full (used 0.97), 10 running apps, A 0.6. The RM says AMs hold 80 000 MB = 0.80: more
+    # than one AM (0.08) over A, so lowering A again cannot act before jobs finish: hold.
+    d, _ = decide(obs(5, 10, 97_000, 80_000), seen(0.6))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.6)
+    assert "AM 0.80" in d.reason and "waiting" in d.reason
+    assert "estimated" not in d.reason
+    # Without the RM's figure the paper's estimate is 10 x 2048 = 20 480 MB = 0.2048: with A
+    # filled (0.6 - 0.0205 of slack = 0.5795) tasks would hold 0.97 - 0.5795 = 0.39 < 0.45.
+    # Lower to used - T2 + one AM = 0.97 - 0.5 + 0.0205 = 0.4905: a move of 0.1095, less than
+    # the bisection's (0.6 - 0.05) / 2 = 0.275.
+    d, s = decide(obs(5, 10, 97_000, None), seen(0.6))
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.4905)
+    assert d.reason.startswith("AM use estimated as R x unit x 2; ")
+    assert s.a == 0.4905 and s.prev_pending == 5 and s.prev_running == 10
+
+
+def test_over_allocation_moves_by_the_shortfall_at_least_step() -> None:
+    # used 1.0, AM 0.5 of 10 apps (0.05 each), A 0.75: filled = max(0.5, 0.70) = 0.70, tasks
+    # would hold 0.30 < 0.45. Target 1.0 - 0.5 + 0.05 = 0.55, so 0.20; bisection 0.35: 0.55.
+    d, _ = decide(obs(5, 10, 100_000, 50_000), seen(0.75))
+    assert (d.rule, d.old_a, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.75, 0.55)
+    assert "tasks would hold 0.30 < T2 0.5 - step" in d.reason
+
+
+# --- dead band --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("used", "am", "a", "why"),
+    [
+        (92_000, 50_000, 0.6, "used between 0.9 and 0.95: dead band"),
+        # full; filled = max(0.5, 0.55 - 0.05) = 0.5, tasks would keep 0.5 >= 0.45
+        (100_000, 50_000, 0.55, "even with A filled: dead band"),
+        # full; filled = max(0.5, 0.60 - 0.05) = 0.55, tasks would keep exactly 0.45
+        (100_000, 50_000, 0.60, "even with A filled: dead band"),
+    ],
+)
+def test_dead_band_holds(used: int, am: int, a: float, why: str) -> None:
+    d, s = decide(obs(5, 10, used, am), seen(a))
+    assert (d.rule, d.new_a, s.a) == (Rule.HOLD, a, a)
+    assert why in d.reason
+
+
+def test_nothing_waiting_holds_whatever_the_figures() -> None:
+    for used in (0, 50_000, 100_000):
+        d, _ = decide(obs(0, 10, used, 90_000), seen(0.9))
+        assert (d.rule, d.new_a) == (Rule.HOLD, 0.9)
+        assert "nothing waits" in d.reason
+
+
+# --- raising ----------------------------------------------------------------------------------
+
+
+def test_first_period_is_a_burst_and_raises_by_half_the_distance() -> None:
+    # 30 apps submitted, nothing started yet: alpha = 0.95 - 0.5 = 0.45, half is 0.225.
+    d, s = decide(obs(30, 0, 0, 0), ControllerState(a=0.5))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.725)
+    assert "first period: widest step" in d.reason
+    assert s.n == 1 and s.extra[adaptive.LAST_MOVE] == 1.0
+
+
+def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> None:
+    # used 0.6, AM 0.5 (10 apps, 0.05 each), tasks 0.1 < AM: the running apps are in their
+    # tail and may free the room themselves. First sight: hold.
+    d, s = decide(obs(10, 10, 60_000, 50_000), seen(0.5))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
+    assert "if the room is still there next period" in d.reason
+    # Still there: one more AM, 0.5 + 0.05 - 0.5 + 0.0002 = 0.0502 (more than step 0.05).
+    d, _ = decide(obs(10, 10, 60_000, 50_000), s)
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.5502)
+    assert "room for one more AM" in d.reason
+
+
+def test_room_with_busy_tasks_gets_the_bisection_step() -> None:
+    # used 0.8, AM 0.3, tasks 0.5 >= AM: the apps use their room, A holds the rest back.
+    d, _ = decide(obs(10, 10, 80_000, 30_000), seen(0.3))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.625)  # 0.3 + 0.65 / 2
+
+
+def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:
+    # The last period raised A and the AM share (0.5) has not grown since: the RM has not
+    # loaded the value yet or the AMs are starting. Raising again would overshoot.
+    s = seen(0.7, extra={adaptive.RAISED: 1.0, adaptive.AM_SEEN: 0.5, adaptive.LAST_MOVE: 1.0})
+    d, s2 = decide(obs(10, 10, 60_000, 50_000), s)
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.7)
+    assert "has not grown since the last raise" in d.reason
+    # Once AM use has grown the loop may raise again.
+    d, _ = decide(obs(10, 11, 65_000, 55_000), s2)
+    assert d.rule is Rule.UNDER_ALLOCATION and d.new_a > 0.7
+
+
+# --- the step: deeper on reversal, shallower on repeats, reset on a shift -----------------------
+
+
+def test_reversal_deepens_the_step() -> None:
+    # Last move was down; room now: a reversal, n 1 -> 2: 0.5 + 0.45 / 4 = 0.6125.
+    s = seen(0.5, extra={adaptive.LAST_MOVE: -1.0})
+    d, s2 = decide(obs(10, 10, 60_000, 25_000), s)
+    assert (d.new_a, s2.n, s2.extra[adaptive.REVERSED]) == (0.6125, 2, 1.0)
+
+
+def test_step_regrows_while_moves_keep_the_same_direction() -> None:
+    # n 3 after earlier reversals; a second raise in a row: n 3 -> 2, 0.5 + 0.45 / 4 = 0.6125.
+    s = seen(0.5, n=3, extra={adaptive.LAST_MOVE: 1.0})
+    d, s2 = decide(obs(10, 12, 60_000, 25_000), s)
+    assert (d.new_a, s2.n) == (0.6125, 2)
+    d, s3 = decide(obs(10, 14, 70_000, 30_000), s2)  # AM use grew: the raise took effect
+    assert s3.n == 1 and d.new_a == round(0.6125 + (0.95 - 0.6125) / 2, 4)
+
+
+def test_backlog_jump_resets_the_step_to_the_widest() -> None:
+    # n 6 (a long search converged), then 40 apps arrive at once (P 5 -> 45 > max(R 8, 5)).
+    s = ControllerState(a=0.3, n=6, prev_pending=5, prev_running=8,
+                        extra={adaptive.LAST_MOVE: -1.0})  # fmt: skip
+    d, s2 = decide(obs(45, 8, 50_000, 16_384), s)
+    assert "backlog jumped 5 -> 45: widest step" in d.reason
+    assert (d.rule, d.new_a, s2.n) == (Rule.UNDER_ALLOCATION, 0.625, 1)  # 0.3 + 0.65 / 2
+    # A rise that is not larger than what runs is no shift: P 5 -> 12 with R 8. The raise
+    # reverses the last move, so the search goes one deeper: 0.3 + max(0.65 / 2^7, step).
+    d, s3 = decide(obs(12, 8, 50_000, 16_384), s)
+    assert "jumped" not in d.reason
+    assert (d.new_a, s3.n) == (0.35, 7)
+
+
+# --- stabilisation: no flapping ---------------------------------------------------------------
+
+
+ROOM = obs(10, 10, 60_000, 25_000)
+"""Apps wait with room and their tasks use it: raise."""
+OVER = obs(10, 10, 100_000, 50_000)
+"""Full, AM 0.5: lowering when A is above 0.6."""
+
+
+def test_second_reversal_in_a_row_waits_for_confirmation() -> None:
+    s = seen(0.9)
+    d1, s = decide(OVER, s)  # down
+    d2, s = decide(ROOM, s)  # up: first reversal, allowed at once
+    d3, s = decide(OVER, s)  # down again: second reversal in a row, held
+    d4, s = decide(OVER, s)  # confirmed: down
+    dirs = [d.direction for d in (d1, d2, d3, d4)]
+    assert dirs == [Direction.DOWN, Direction.UP, Direction.NONE, Direction.DOWN]
+    assert "second reversal in a row" in d3.reason and d3.rule is Rule.HOLD
+
+
+# --- per-queue figures ------------------------------------------------------------------------
+
+
+def queue(name: str, p: int, r: int, used: int, am: int, share: int, **kw: int) -> QueueStats:
+    return QueueStats(name=name, pending_apps=p, running_apps=r, memory_used_mb=used,
+                      am_memory_used_mb=am, memory_share_mb=share, **kw)  # fmt: skip
+
+
+def test_a_named_queue_is_judged_on_its_own_figures() -> None:
+    # The cluster is full (97 %) but root.small has 20 000 MB of its 50 000 MB share free
+    # with apps waiting: raise root.small. root.big is full with AMs at 0.8 of its share:
+    # lower it. The cluster-wide figures would say the opposite for root.small.
+    small = queue("root.small", 6, 10, 30_000, 20_000, 50_000)
+    big = queue("root.big", 3, 10, 50_000, 30_000, 50_000)
+    o = obs(9, 20, 97_000, 50_000, queues=(small, big))
+    d, _ = decide(o, seen(0.4, p=6, extra={adaptive.HAD_ROOM: 1.0}), "root.small")
+    assert (d.rule, d.target) == (Rule.UNDER_ALLOCATION, "root.small")
+    assert "P 6, used 0.60, AM 0.40" in d.reason
+    d, _ = decide(o, seen(0.8, p=3), "root.big")
+    assert (d.rule, d.target) == (Rule.OVER_ALLOCATION_3, "root.big")
+    assert "P 3, used 1.00, AM 0.60" in d.reason
+
+
+def test_a_queue_without_a_reported_share_falls_back_to_the_cluster_total() -> None:
+    q = QueueStats(name="root.a", pending_apps=4, running_apps=5, memory_used_mb=40_000,
+                   am_memory_used_mb=10_000)  # fmt: skip
+    d, _ = decide(obs(4, 5, 40_000, 10_000, queues=(q,)), seen(0.3, p=4), "root.a")
+    assert "used 0.40, AM 0.10" in d.reason
+
+
+# --- vcores: the dominant share -----------------------------------------------------------------
+
+
+def test_vcores_dominate_when_they_run_out_first() -> None:
+    # Memory 0.5 used, but 97 of 100 vcores: the cluster is full. AMs hold 10 vcores; with A
+    # 0.8 filled (0.8 - 0.01 = 0.79) tasks would hold 0.97 - 0.79 = 0.18 < 0.45: lower.
+    o = obs(10, 10, 50_000, 20_000, vcores=(97, 100))
+    d, _ = decide(o, seen(0.8))
+    assert d.rule is Rule.OVER_ALLOCATION_3 and "used 0.97" in d.reason
+    # Without vcore figures the same memory figures show room: raise.
+    d, _ = decide(replace(o, vcores_used=0, vcores_total=0), seen(0.8))
+    assert d.rule is Rule.UNDER_ALLOCATION and "used 0.50" in d.reason
+
+
+def test_queue_am_vcores_come_from_the_rm() -> None:
+    q = queue("root.a", 5, 10, 40_000, 20_000, 100_000, vcores_used=95, am_vcores_used=60,
+              vcores_share=100)  # fmt: skip
+    d, _ = decide(obs(5, 10, 40_000, 20_000, vcores=(95, 100), queues=(q,)), seen(0.5), "root.a")
+    assert "used 0.95, AM 0.60" in d.reason
+
+
+def test_zero_total_memory_is_refused() -> None:
+    with pytest.raises(ValueError, match="M_total must be positive"):
+        decide(obs(1, 1, 0, 0, total=0), seen(0.5))
+
+
+# --- properties -------------------------------------------------------------------------------
+
+counts = st.integers(0, 200)
+frac = st.floats(0.0, 1.0)
+
+
+@st.composite
+def observations(draw: st.DrawFn) -> Observation:
+    total = draw(st.integers(1_000, 1_000_000))
+    used = int(draw(frac) * total)
+    am = draw(st.one_of(st.none(), st.builds(lambda x: int(x * used), frac)))
+    vtotal = draw(st.sampled_from([0, 32, 4800]))
+    return obs(
+        draw(counts), draw(counts), used, am, total=total,
+        vcores=(int(draw(frac) * vtotal), vtotal),
+    )  # fmt: skip
+
+
+@st.composite
+def states(draw: st.DrawFn) -> ControllerState:
+    extra = {
+        adaptive.LAST_MOVE: float(draw(st.sampled_from([-1, 0, 1]))),
+        adaptive.REVERSED: float(draw(st.booleans())),
+        adaptive.WANTED: float(draw(st.sampled_from([-1, 0, 1]))),
+        adaptive.HAD_ROOM: float(draw(st.booleans())),
+        adaptive.RAISED: float(draw(st.booleans())),
+        adaptive.AM_SEEN: draw(frac),
+    }
+    return ControllerState(
+        a=draw(st.floats(-0.5, 1.5)),
+        n=draw(st.integers(1, 2000)),
+        prev_pending=draw(st.one_of(st.none(), counts)),
+        prev_running=draw(st.one_of(st.none(), counts)),
+        extra=draw(st.sampled_from([{}, extra])),
+    )
+
+
+@given(observations(), states())
+def test_a_stays_in_bounds_rounded_and_the_rule_matches_the_direction(
+    o: Observation, s: ControllerState
+) -> None:
+    d, s2 = decide(o, s)
+    lo, hi = SETTINGS.a_min, SETTINGS.a_max
+    assert lo <= d.new_a <= hi and round(d.new_a, 4) == d.new_a and s2.a == d.new_a
+    start = min(max(round(s.a, 4), lo), hi)
+    if d.rule is Rule.UNDER_ALLOCATION:
+        assert d.new_a >= start
+    elif d.rule is Rule.OVER_ALLOCATION_3:
+        assert d.new_a <= start
+    else:
+        assert d.rule is Rule.HOLD and d.new_a == start
+    assert s2.n >= 1 and (s2.prev_pending, s2.prev_running) == (o.pending_apps, o.running_apps)
+
+
+@given(observations(), states())
+def test_deterministic_and_the_input_state_is_not_touched(
+    o: Observation, s: ControllerState
+) -> None:
+    before = replace(s, extra=dict(s.extra))
+    assert decide(o, s) == decide(o, s)
+    assert s == before
+
+
+@given(st.lists(st.sampled_from([ROOM, OVER]), min_size=3, max_size=40), st.floats(0.05, 0.95))
+def test_no_flapping_never_up_down_up_in_consecutive_periods(
+    inputs: list[Observation], a: float
+) -> None:
+    s = seen(round(a, 4))
+    decisions: list[Decision] = []
+    for o in inputs:
+        d, s = decide(o, s)
+        decisions.append(d)
+    dirs = [d.direction for d in decisions]
+    for x, y, z in zip(dirs, dirs[1:], dirs[2:], strict=False):
+        assert not (Direction.NONE not in (x, y, z) and x != y and y != z), dirs
+
+
+def test_strictly_alternating_inputs_settle() -> None:
+    # ROOM, OVER, ROOM, ...: the moves shrink (each reversal deepens n) and every second
+    # reversal waits a period, so A ends in a narrow range instead of swinging.
+    s = seen(0.9)
+    trace = []
+    for i in range(40):
+        d, s = decide(ROOM if i % 2 else OVER, s)
+        trace.append(d.new_a)
+    late = trace[20:]
+    assert max(late) - min(late) <= 2 * SETTINGS.step + 1e-9
