@@ -138,7 +138,9 @@ class Cycle:
             on_disk = sched_file.effective_value(target)
             state = _baseline(states.get(target), on_disk, cfg, trust_state=hypothetical)
             decision, new_state = policy(obs, state, cfg.controller, target)
-            decision, new_state = guard.apply(decision, state, new_state, obs, cfg.guard)
+            decision, new_state = guard.apply(
+                decision, state, new_state, obs, cfg.guard, am_mb=2 * cfg.controller.unit_mb
+            )
             decisions.append(decision)
             new_states[target] = new_state
             if decision.changed and decision.new_a != on_disk:

@@ -3,15 +3,17 @@
 The controller is the paper's algorithm and nothing else; what an operator adds around any
 automatic change lives here, as pure functions of values: a largest step per cycle, a hold-off
 after a change (the RM needs time to reload and the cluster to react before the next
-observation means anything), and a pause switch.
+observation means anything), a floor under A where a FairScheduler would admit no AM at all,
+and a pause switch.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 from amtuner.config import GuardSettings
-from amtuner.model import ControllerState, Decision, Observation, Rule
+from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind
 
 CHANGED_AT = "changed_at"
 """Key in ControllerState.extra: time of the last applied change for this target."""
@@ -21,15 +23,40 @@ def paused(settings: GuardSettings) -> bool:
     return settings.pause_file is not None and settings.pause_file.exists()
 
 
+def am_floor(obs: Observation, target: str, am_mb: int) -> float:
+    """The smallest A whose AM limit still holds one AM of ``am_mb``.
+
+    A FairScheduler admits no AM over maxAMShare x fair share (yarn-facts §2.1), so below this
+    value no job can start; nothing then finishes, P stops growing, and the paper's controller,
+    which only raises A when P grows, would never raise it again. A CapacityScheduler always
+    admits a queue's first AM, so it needs no floor."""
+    if obs.scheduler is not SchedulerKind.FAIR:
+        return 0.0
+    queue = obs.queue(target) if target else None
+    share = (queue.memory_share_mb if queue else None) or obs.memory_total_mb
+    return min(1.0, math.ceil(am_mb / share * 10_000) / 10_000)
+
+
 def apply(
     decision: Decision,
     before: ControllerState,
     after: ControllerState,
     obs: Observation,
     settings: GuardSettings,
+    am_mb: int = 2048,
 ) -> tuple[Decision, ControllerState]:
     """Return the decision and state to act on. A held-off change keeps the old A and n (the
     bisection did not move) but remembers this period's P and R."""
+    floor = am_floor(obs, decision.target, am_mb)
+    if decision.new_a < floor and decision.new_a < decision.old_a:
+        new_a = min(decision.old_a, floor)
+        decision = replace(
+            decision,
+            new_a=new_a,
+            reason=f"{decision.reason}; kept at {new_a:g}, the least A that admits one "
+            f"{am_mb} MB AM",
+        )
+        after = replace(after, a=new_a)
     if not decision.changed:
         return decision, after
     changed_at = before.extra.get(CHANGED_AT)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 from amtuner import guard
@@ -61,3 +62,21 @@ def test_pause_file(tmp_path: Path) -> None:
     switch.touch()
     assert guard.paused(settings)
     assert not guard.paused(GuardSettings())
+
+
+def test_a_fair_scheduler_share_never_drops_below_one_am() -> None:
+    """0.05 x 32768 MB = 1638 MB cannot hold a 2048 MB AM: the floor is 2048/32768 = 0.0625."""
+    d = Decision(old_a=0.1, new_a=0.05, rule=Rule.OVER_ALLOCATION_1, reason="R 2 < R(t-1) 3")
+    after = ControllerState(a=0.05, n=3)
+    kept, state = guard.apply(d, ControllerState(a=0.1), after, OBS, GuardSettings())
+    assert kept.new_a == 0.0625 and state.a == 0.0625
+    assert "the least A that admits one 2048 MB AM" in kept.reason
+    assert guard.am_floor(OBS, "", 2048) == 0.0625
+
+
+def test_the_floor_does_not_apply_to_the_capacity_scheduler_or_to_raises() -> None:
+    capacity = replace(OBS, scheduler=SchedulerKind.CAPACITY)
+    assert guard.am_floor(capacity, "", 2048) == 0.0
+    up = decision(0.03, 0.05)  # below the floor but rising: let it rise
+    d, _ = guard.apply(up, ControllerState(a=0.03), ControllerState(a=0.05), OBS, GuardSettings())
+    assert d.new_a == 0.05
