@@ -200,6 +200,8 @@ class SimServer:
         self._reset_clock()
         loops = [(self._http.serve_forever, "rm-http")]
         if self._run_clock:
+            with self.lock:  # what happens at the first instant (a batch submitted at t=0)
+                self.sim.run_until(self._clock)  # is visible to the first request
             loops.append((self._tick, "sim-clock"))
         for target, name in loops:
             t = threading.Thread(target=target, name=name, daemon=True)
