@@ -121,13 +121,14 @@ def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Fi
 def _move(
     a: float, n: int, up: bool, cap: float, settings: ControllerSettings
 ) -> tuple[float, str]:
-    """alpha/2^n towards the bound, at most ``cap`` and at least ``step``, kept inside the
-    bounds; (new A, how)."""
+    """alpha/2^n towards the bound, at most ``cap`` and at least ``step`` (but never past
+    ``cap`` going down: there cap is the distance to a target), kept inside the bounds;
+    (new A, how)."""
     bound, name = (settings.a_max, "A_max") if up else (settings.a_min, "A_min")
     if a == bound:
         return a, f"already at {name} {bound:.4g}"
     alpha = abs(bound - a)
-    delta = max(min(math.ldexp(alpha, -n), cap), settings.step)
+    delta = max(min(math.ldexp(alpha, -n), cap), settings.step if up else min(settings.step, cap))
     rounded = round(a + delta if up else a - delta, DECIMALS)
     new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
     return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
@@ -189,6 +190,7 @@ def decide(
         # in whole AMs; a band narrower than one AM hunts between two counts).
         filled = max(f.am, a - f.am_per_app)
         short = settings.t2 - settings.step - (f.used - filled)
+        goal = f.used - settings.t2
         if short <= 0:
             rule, why = (
                 Rule.HOLD,
@@ -199,12 +201,19 @@ def decide(
                 Rule.HOLD,
                 "over-allocated, but AM use is still over A by more than one AM: waiting",
             )
+        elif a - goal < 10**-DECIMALS:
+            rule, why = (
+                Rule.HOLD,
+                f"over-allocated, but A is at {goal:.4f} (tasks keep T2 once A is filled):"
+                " waiting for jobs to finish",
+            )
         else:
             rule, want = Rule.OVER_ALLOCATION_3, -1
-            cap = a - (f.used - settings.t2 + f.am_per_app)
+            cap = a - goal
             why = (
                 f"full, and with A filled tasks would hold {f.used - filled:.2f} < T2 "
-                f"{settings.t2:g} - step: AMs would cost more than the work they drive"
+                f"{settings.t2:g} - step: AMs would cost more than the work they drive; "
+                f"goal {goal:.4f}"
             )
 
     new_a, how = a, f"A stays {a:.4g}"
@@ -216,7 +225,11 @@ def decide(
             new_wanted = want
             how = f"A stays {a:.4g} (second reversal in a row: waiting one period to confirm)"
         else:
-            if reversal and not burst:  # after a burst n stays 1: a new search
+            if burst and f.running == 0 and f.am + f.am_per_app <= a:
+                # Nothing runs yet and A has room for the next AM: A is untried. Job sizes are
+                # unknown, and AMs admitted in excess are not preempted, so probe half as far.
+                n = 2
+            elif reversal and not burst:  # after a burst n stays 1: a new search
                 n += 1
             elif last == want and not burst and not reversed_last:
                 n = max(1, n - 1)

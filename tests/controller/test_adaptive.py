@@ -75,20 +75,29 @@ def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
     assert "estimated" not in d.reason
     # Without the RM's figure the paper's estimate is 10 x 2048 = 20 480 MB = 0.2048: with A
     # filled (0.6 - 0.0205 of slack = 0.5795) tasks would hold 0.97 - 0.5795 = 0.39 < 0.45.
-    # Lower to used - T2 + one AM = 0.97 - 0.5 + 0.0205 = 0.4905: a move of 0.1095, less than
-    # the bisection's (0.6 - 0.05) / 2 = 0.275.
+    # Lower towards used - T2 = 0.47, where tasks keep T2: 0.13, less than the bisection's
+    # (0.6 - 0.05) / 2 = 0.275.
     d, s = decide(obs(5, 10, 97_000, None), seen(0.6))
-    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.4905)
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.47)
     assert d.reason.startswith("AM use estimated as R x unit x 2; ")
-    assert s.a == 0.4905 and s.prev_pending == 5 and s.prev_running == 10
+    assert s.a == 0.47 and s.prev_pending == 5 and s.prev_running == 10
 
 
-def test_over_allocation_moves_by_the_shortfall_at_least_step() -> None:
+def test_over_allocation_moves_to_where_tasks_keep_t2_and_no_further() -> None:
     # used 1.0, AM 0.5 of 10 apps (0.05 each), A 0.75: filled = max(0.5, 0.70) = 0.70, tasks
-    # would hold 0.30 < 0.45. Target 1.0 - 0.5 + 0.05 = 0.55, so 0.20; bisection 0.35: 0.55.
-    d, _ = decide(obs(5, 10, 100_000, 50_000), seen(0.75))
-    assert (d.rule, d.old_a, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.75, 0.55)
+    # would hold 0.30 < 0.45. Goal 1.0 - 0.5 = 0.5, so 0.25; the bisection allows 0.35: 0.5.
+    d, s = decide(obs(5, 10, 100_000, 50_000), seen(0.75))
+    assert (d.rule, d.old_a, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.75, 0.5)
     assert "tasks would hold 0.30 < T2 0.5 - step" in d.reason
+    # AM 0.56 (0.056 each), A 0.53: tasks hold 0.44 < 0.45. The goal 0.5 is 0.03 away: the
+    # move is that, not a whole step.
+    d, _ = decide(obs(5, 10, 100_000, 56_000), seen(0.53))
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
+    # At the goal with AM use (0.56, 0.07 each) still over it: lowering more would act only
+    # as jobs finish.
+    d, _ = decide(obs(5, 8, 100_000, 56_000), s)
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
+    assert "waiting for jobs to finish" in d.reason
 
 
 # --- dead band --------------------------------------------------------------------------------
@@ -121,11 +130,19 @@ def test_nothing_waiting_holds_whatever_the_figures() -> None:
 
 
 def test_first_period_is_a_burst_and_raises_by_half_the_distance() -> None:
-    # 30 apps submitted, nothing started yet: alpha = 0.95 - 0.5 = 0.45, half is 0.225.
-    d, s = decide(obs(30, 0, 0, 0), ControllerState(a=0.5))
-    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.725)
+    # 30 apps submitted; the AMs admitted so far (12 000 MB = 0.12) already fill A 0.1:
+    # alpha = 0.95 - 0.1 = 0.85, half is 0.425.
+    d, s = decide(obs(30, 0, 0, 12_000), ControllerState(a=0.1))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.525)
     assert "first period: widest step" in d.reason
     assert s.n == 1 and s.extra[adaptive.LAST_MOVE] == 1.0
+
+
+def test_a_burst_into_an_untried_a_probes_half_as_far() -> None:
+    # Nothing runs and A 0.5 has room for the next AM: the scheduler has not used A yet.
+    # Excess AMs cannot be taken back, so a quarter of the distance: 0.5 + 0.45 / 4.
+    d, s = decide(obs(30, 0, 0, 0), ControllerState(a=0.5))
+    assert (d.rule, d.new_a, s.n) == (Rule.UNDER_ALLOCATION, 0.6125, 2)
 
 
 def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> None:
