@@ -106,6 +106,7 @@ class ControlledRun:
             state_file=workdir / "state.json",
         )
         session = requests.Session()
+        session.trust_env = False  # no proxy or netrc lookups: nothing leaves the process
         session.mount(SIM_URL, SimAdapter(sim))
         monitor = RMClient([SIM_URL], session, clock=lambda: sim.now, web_ui_fallback=False)
         if kind is SchedulerKind.FAIR:
