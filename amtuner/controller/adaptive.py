@@ -39,7 +39,14 @@ import math
 from dataclasses import dataclass
 
 from amtuner.config import ControllerSettings
-from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule
+from amtuner.model import (
+    GLOBAL_TARGET,
+    ControllerState,
+    Decision,
+    Observation,
+    Rule,
+    SchedulerKind,
+)
 
 DECIMALS = 4
 """A is written with at most this many decimals."""
@@ -57,6 +64,12 @@ memory. Between ROOMY and FULL (and in the band around T2 below) A is left alone
 ROOM = 2 * 10**-DECIMALS
 """Added to a move sized to admit one more AM, so rounding A to DECIMALS cannot leave the AM
 a hair too large to fit."""
+
+TURNOVER = 0.5
+"""When at least this share of the running apps finished within the last period, the jobs are
+short: their AMs' memory comes back within about two periods whatever A is, and an AM-heavy mix
+is what such jobs need (one map per AM), not AMs sitting idle. The loop then lowers A by one AM
+at a time instead of straight to its goal."""
 
 RAISED = "raised"
 """extra key: 1 when the last period raised A."""
@@ -128,7 +141,7 @@ def _move(
     if a == bound:
         return a, f"already at {name} {bound:.4g}"
     alpha = abs(bound - a)
-    delta = max(min(math.ldexp(alpha, -n), cap), settings.step if up else min(settings.step, cap))
+    delta = max(min(math.ldexp(alpha, -n), cap), settings.step) if up else cap
     rounded = round(a + delta if up else a - delta, DECIMALS)
     new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
     return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
@@ -162,6 +175,12 @@ def decide(
             else f"backlog jumped {prev_p} -> {f.pending}: widest step; "
         )
 
+    prev_r = state.prev_running or 0
+    done = max(0, (prev_p or 0) + prev_r - f.pending - f.running)
+    short_jobs = (
+        prev_r > 0 and done >= TURNOVER * prev_r and obs.scheduler is SchedulerKind.CAPACITY
+    )
+    turnover = f"{done} of {prev_r} apps finished last period (short jobs)"
     figures = (
         f"P {f.pending}, used {f.used:.2f}, AM {f.am:.2f}, tasks {f.tasks:.2f}, "
         f"next AM {f.am_per_app:.3f}"
@@ -174,7 +193,9 @@ def decide(
         if not unseen:
             rule, want = Rule.UNDER_ALLOCATION, 1
             why = f"room (used < {ROOMY:g}) while apps wait"
-            if f.tasks < f.am and state.prev_pending is not None:
+            if short_jobs:
+                why += f"; {turnover}: an AM-heavy mix is what they need"
+            elif f.tasks < f.am and state.prev_pending is not None:
                 cap = f.am + f.am_per_app - a + ROOM
                 why += "; running apps are in their tail (tasks < AM): room for one more AM"
                 if not state.extra.get(HAD_ROOM):
@@ -215,6 +236,9 @@ def decide(
                 f"{settings.t2:g} - step: AMs would cost more than the work they drive; "
                 f"goal {goal:.4f}"
             )
+            if short_jobs:
+                cap = min(cap, f.am_per_app)
+                why += f"; {turnover}: one AM less"
 
     new_a, how = a, f"A stays {a:.4g}"
     new_last, new_reversed, new_wanted = last, reversed_last, 0
