@@ -69,7 +69,7 @@ def test_registered_under_its_name() -> None:
 def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
     # Full (used 0.97), 10 running apps, A 0.6. The RM says AMs hold 80 000 MB = 0.80: more
     # than one AM (0.08) over A, so lowering A again cannot act before jobs finish: hold.
-    d, _ = decide(obs(5, 10, 97_000, 80_000), seen(0.6))
+    d, _ = decide(obs(5, 10, 97_000, 80_000), seen(0.6, p=5))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.6)
     assert "AM 0.80" in d.reason and "waiting" in d.reason
     assert "estimated" not in d.reason
@@ -77,7 +77,7 @@ def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
     # filled (0.6 - 0.0205 of slack = 0.5795) tasks would hold 0.97 - 0.5795 = 0.39 < 0.45.
     # Lower towards used - T2 = 0.47, where tasks keep T2: 0.13, less than the bisection's
     # (0.6 - 0.05) / 2 = 0.275.
-    d, s = decide(obs(5, 10, 97_000, None), seen(0.6))
+    d, s = decide(obs(5, 10, 97_000, None), seen(0.6, p=5))
     assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.47)
     assert d.reason.startswith("AM use estimated as R x unit x 2; ")
     assert s.a == 0.47 and s.prev_pending == 5 and s.prev_running == 10
@@ -86,18 +86,39 @@ def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
 def test_over_allocation_moves_to_where_tasks_keep_t2_and_no_further() -> None:
     # used 1.0, AM 0.5 of 10 apps (0.05 each), A 0.75: filled = max(0.5, 0.70) = 0.70, tasks
     # would hold 0.30 < 0.45. Goal 1.0 - 0.5 = 0.5, so 0.25; the bisection allows 0.35: 0.5.
-    d, s = decide(obs(5, 10, 100_000, 50_000), seen(0.75))
+    d, s = decide(obs(5, 10, 100_000, 50_000), seen(0.75, p=5))
     assert (d.rule, d.old_a, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.75, 0.5)
     assert "tasks would hold 0.30 < T2 0.5 - step" in d.reason
     # AM 0.56 (0.056 each), A 0.53: tasks hold 0.44 < 0.45. The goal 0.5 is 0.03 away: the
     # move is that, not a whole step.
-    d, _ = decide(obs(5, 10, 100_000, 56_000), seen(0.53))
+    d, _ = decide(obs(5, 10, 100_000, 56_000), seen(0.53, p=5))
     assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
     # At the goal with AM use (0.56, 0.07 each) still over it: lowering more would act only
     # as jobs finish.
     d, _ = decide(obs(5, 8, 100_000, 56_000), s)
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
     assert "waiting for jobs to finish" in d.reason
+
+
+def test_short_jobs_on_the_capacity_scheduler_lower_one_am_at_a_time() -> None:
+    # 6 of the 10 apps running last period finished (P 10 + R 10 -> P 5 + R 9): short jobs,
+    # whose AM memory comes back by itself. Lower by one AM (0.05), not to the goal 0.5.
+    o = obs(5, 9, 100_000, 45_000)
+    d, _ = decide(o, seen(0.75, p=10))
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.7)
+    assert "6 of 10 apps finished last period (short jobs): one AM less" in d.reason
+    # The FairScheduler shares containers among all running apps: an AM too many slows every
+    # job there, so it goes to the goal whatever the turnover.
+    d, _ = decide(replace(o, scheduler=SchedulerKind.FAIR), seen(0.75, p=10))
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
+
+
+def test_short_jobs_on_the_capacity_scheduler_raise_by_the_bisection_step() -> None:
+    # AM-heavy room (tasks 0.1 < AM 0.5), but 6 of 10 apps finished last period: one-map jobs
+    # need an AM each, so the mix is not a tail; raise by half the distance, 0.5 + 0.225.
+    d, _ = decide(obs(10, 9, 60_000, 45_000), seen(0.5, p=15))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.725)
+    assert "an AM-heavy mix is what they need" in d.reason
 
 
 # --- dead band --------------------------------------------------------------------------------
