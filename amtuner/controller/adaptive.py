@@ -1,36 +1,44 @@
 """The adaptive policy: the paper's loop, rebuilt on what the RM measures.
 
-Pure like the paper's (no I/O, no clock, no logging). What it changes, and why:
+Pure like the paper's (no I/O, no clock, no logging); one call is one control period. The law,
+and why each part is there:
 
-* **Measured AM usage.** The RM reports the memory (and vcores) its AMs hold per queue; the paper
-  guessed R x Unit x 2. The guess is used only where the RM does not say.
-* **Own figures per target.** A named queue is judged on that queue's P, R, used and AM-used
-  against its own share (``memory_share_mb``: CS effective max capacity, FS fair share); the
-  scheduler-wide value on the cluster's figures.
-* **Dominant resource.** Every share is taken per resource (memory, and vcores where the RM
-  reports them) and the larger one counts, as the DominantResourceCalculator does: a cluster
-  that runs out of vcores first is full even with memory free.
-* **Act only where A binds.** A only gates apps that have not started: it never stops a running
-  AM. So it is raised only while apps wait, the cluster has room, and the next AM would not fit
-  under the current A (otherwise something else holds them back, e.g. a reload the FairScheduler
-  has not made yet, and raising again would overshoot). It is lowered only while apps wait, the
-  scarce resource is full and AMs hold more of it than the tasks do (the paper's over-allocation:
-  each AM then drives less work than it costs), and AM usage is already at or under A (a lower
-  A takes effect only as running jobs finish; lowering again before that undershoots).
-  With nothing waiting A binds nobody and is left alone.
-* **A step that adapts both ways.** The move is ``alpha / 2^n`` (alpha the distance to the
-  bound, at least ``step``) as in the paper, but n is a search depth, not a clock: a reversal
-  (the last move overshot) deepens it, a second move the same way (the optimum is further than
-  thought) makes it shallower again, and a jump in the backlog (new work at least as large as
-  what runs and what waited) resets it to 1. So the loop keeps the reach to follow a workload
-  that changes, which the paper's ever-growing n loses after a few periods.
-* **Dead band and stabilisation.** Between "room for another app" and "full" nothing happens.
-  A reversal right after a reversal needs the same signal on two periods running, so inputs
-  that alternate cannot make A flap up and down every period.
+* **Figures.** Shares of the target's own denominator: a named queue uses its own P, R, used
+  and AM-used against ``memory_share_mb`` (CS effective max capacity, FS fair share), the
+  scheduler-wide value the cluster's. AM use is what the RM measures; the paper's R x unit x 2
+  only where the RM does not say. Each share is taken per resource (memory, and vcores where
+  reported) and the resource used most counts, as the DominantResourceCalculator does.
+* **A only gates apps that have not started**; it never stops a running AM. With nothing
+  waiting A binds nobody: hold.
+* **Room (used < ROOMY) while apps wait: raise**, by the paper's ``alpha / 2^n`` (at least
+  ``step``). Unless the last period raised and AM use has not grown since: the RM has not
+  loaded the value yet (FairScheduler: 5-15 s) or the AMs are starting, and raising again would
+  overshoot. When the running apps hold more as AMs than as tasks they are mostly in their tail
+  (a batch of similar jobs in its reduce phase together) and will free room themselves: the
+  room must show twice, and then A grows by one AM. Short jobs on the CapacityScheduler (half
+  the running apps finish per period, one map per AM) are AM-heavy by nature: they get the full
+  step.
+* **Full (used >= FULL) while apps wait**: every AM that A still admits takes its memory from
+  tasks as it frees. If, with A filled less one AM of slack, tasks would hold less than
+  T2 - step (the paper's T2: AMs then cost more than the work they drive), **lower A straight to
+  the goal** used - T2, where tasks keep T2. It is measured, not searched, so it needs no
+  bisection. Not while AM use is more than one AM over A (a lower A acts only as jobs finish)
+  or A is at the goal. Short jobs on the CapacityScheduler lose one AM at a time: their AM
+  memory turns over by itself within a period or two. The FairScheduler shares containers
+  among all running apps, so there an AM too many slows every job: it always goes to the goal.
+* **n is a search depth, not a clock.** A reversal (the last move overshot) deepens it; a
+  second move the same way after a non-reversal makes it shallower (the optimum is further than
+  thought); a backlog jump (P grows by more than R and more than P was) resets it to 1: a new
+  workload, a new search. The first period is such a jump; if nothing runs yet and A has room
+  for the next AM (the scheduler has not used A yet) the probe goes half as far (n = 2): job
+  sizes are unknown and excess AMs cannot be taken back. So the loop keeps the reach to follow
+  a workload that changes, which the paper's ever-growing n loses after a few periods.
+* **Dead band and stabilisation.** Between ROOMY and FULL, and while tasks keep T2 - step with
+  A filled, nothing moves. A reversal right after a reversal needs the same signal twice, so
+  inputs that alternate cannot make A go up, down, up in consecutive periods.
 
-State: ``a``, ``n`` (the depth), ``prev_pending``/``prev_running``, and in ``extra`` the last
-move's direction, whether it reversed the one before, and a pending reversal awaiting its
-confirmation.
+A stays in [a_min, a_max] with at most DECIMALS decimals. State: ``a``, ``n``,
+``prev_pending``/``prev_running``, and in ``extra`` the keys named below.
 """
 
 from __future__ import annotations
@@ -134,9 +142,8 @@ def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Fi
 def _move(
     a: float, n: int, up: bool, cap: float, settings: ControllerSettings
 ) -> tuple[float, str]:
-    """alpha/2^n towards the bound, at most ``cap`` and at least ``step`` (but never past
-    ``cap`` going down: there cap is the distance to a target), kept inside the bounds;
-    (new A, how)."""
+    """Up: alpha/2^n towards A_max, at most ``cap`` and at least ``step``. Down: ``cap``, the
+    distance to the goal. Kept inside the bounds; (new A, how)."""
     bound, name = (settings.a_max, "A_max") if up else (settings.a_min, "A_min")
     if a == bound:
         return a, f"already at {name} {bound:.4g}"
@@ -144,6 +151,8 @@ def _move(
     delta = max(min(math.ldexp(alpha, -n), cap), settings.step) if up else cap
     rounded = round(a + delta if up else a - delta, DECIMALS)
     new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
+    if not up:
+        return new, f"to the goal, {cap:.4f} lower"
     return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
 
 
