@@ -199,7 +199,10 @@ def decide(
         rule, why = Rule.HOLD, "nothing waits, A binds nobody"
     elif f.used < ROOMY:
         unseen = not burst and last_raised and f.am <= state.extra.get(AM_SEEN, 0.0)
-        if not unseen:
+        fits = f.am + f.pending * f.am_per_app <= a
+        if fits:
+            rule, why = Rule.HOLD, "room, and every waiting app's AM fits under A: A binds nobody"
+        elif not unseen:
             rule, want = Rule.UNDER_ALLOCATION, 1
             why = f"room (used < {ROOMY:g}) while apps wait"
             if short_jobs:

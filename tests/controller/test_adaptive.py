@@ -184,6 +184,13 @@ def test_room_with_busy_tasks_gets_the_bisection_step() -> None:
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.625)  # 0.3 + 0.65 / 2
 
 
+def test_room_is_no_reason_to_raise_when_every_waiting_am_fits_under_a() -> None:
+    # One app arrived (a Poisson stream), nothing runs: 0 + 1 x 0.0205 <= 0.5. A holds nobody.
+    d, _ = decide(obs(1, 0, 0, 0), ControllerState(a=0.5))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
+    assert "every waiting app's AM fits under A" in d.reason
+
+
 def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:
     # The last period raised A and the AM share (0.5) has not grown since: the RM has not
     # loaded the value yet or the AMs are starting. Raising again would overshoot.
@@ -201,17 +208,17 @@ def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:
 
 def test_reversal_deepens_the_step() -> None:
     # Last move was down; room now: a reversal, n 1 -> 2: 0.5 + 0.45 / 4 = 0.6125.
-    s = seen(0.5, extra={adaptive.LAST_MOVE: -1.0})
-    d, s2 = decide(obs(10, 10, 60_000, 25_000), s)
+    s = seen(0.5, p=40, extra={adaptive.LAST_MOVE: -1.0})
+    d, s2 = decide(obs(40, 10, 60_000, 25_000), s)
     assert (d.new_a, s2.n, s2.extra[adaptive.REVERSED]) == (0.6125, 2, 1.0)
 
 
 def test_step_regrows_while_moves_keep_the_same_direction() -> None:
     # n 3 after earlier reversals; a second raise in a row: n 3 -> 2, 0.5 + 0.45 / 4 = 0.6125.
-    s = seen(0.5, n=3, extra={adaptive.LAST_MOVE: 1.0})
-    d, s2 = decide(obs(10, 12, 60_000, 25_000), s)
+    s = seen(0.5, p=40, n=3, extra={adaptive.LAST_MOVE: 1.0})
+    d, s2 = decide(obs(40, 12, 60_000, 25_000), s)
     assert (d.new_a, s2.n) == (0.6125, 2)
-    d, s3 = decide(obs(10, 14, 70_000, 30_000), s2)  # AM use grew: the raise took effect
+    d, s3 = decide(obs(40, 14, 70_000, 30_000), s2)  # AM use grew: the raise took effect
     assert s3.n == 1 and d.new_a == round(0.6125 + (0.95 - 0.6125) / 2, 4)
 
 
@@ -232,14 +239,14 @@ def test_backlog_jump_resets_the_step_to_the_widest() -> None:
 # --- stabilisation: no flapping ---------------------------------------------------------------
 
 
-ROOM = obs(10, 10, 60_000, 25_000)
+ROOM = obs(40, 10, 60_000, 25_000)
 """Apps wait with room and their tasks use it: raise."""
-OVER = obs(10, 10, 100_000, 50_000)
+OVER = obs(40, 10, 100_000, 50_000)
 """Full, AM 0.5: lowering when A is above 0.6."""
 
 
 def test_second_reversal_in_a_row_waits_for_confirmation() -> None:
-    s = seen(0.9)
+    s = seen(0.9, p=40)
     d1, s = decide(OVER, s)  # down
     d2, s = decide(ROOM, s)  # up: first reversal, allowed at once
     d3, s = decide(OVER, s)  # down again: second reversal in a row, held
@@ -285,11 +292,11 @@ def test_a_queue_without_a_reported_share_falls_back_to_the_cluster_total() -> N
 def test_vcores_dominate_when_they_run_out_first() -> None:
     # Memory 0.5 used, but 97 of 100 vcores: the cluster is full. AMs hold 10 vcores; with A
     # 0.8 filled (0.8 - 0.01 = 0.79) tasks would hold 0.97 - 0.79 = 0.18 < 0.45: lower.
-    o = obs(10, 10, 50_000, 20_000, vcores=(97, 100))
-    d, _ = decide(o, seen(0.8))
+    o = obs(40, 10, 50_000, 20_000, vcores=(97, 100))
+    d, _ = decide(o, seen(0.8, p=40))
     assert d.rule is Rule.OVER_ALLOCATION_3 and "used 0.97" in d.reason
     # Without vcore figures the same memory figures show room: raise.
-    d, _ = decide(replace(o, vcores_used=0, vcores_total=0), seen(0.8))
+    d, _ = decide(replace(o, vcores_used=0, vcores_total=0), seen(0.8, p=40))
     assert d.rule is Rule.UNDER_ALLOCATION and "used 0.50" in d.reason
 
 
@@ -385,7 +392,7 @@ def test_no_flapping_never_up_down_up_in_consecutive_periods(
 def test_strictly_alternating_inputs_settle() -> None:
     # ROOM, OVER, ROOM, ...: the moves shrink (each reversal deepens n) and every second
     # reversal waits a period, so A ends in a narrow range instead of swinging.
-    s = seen(0.9)
+    s = seen(0.9, p=40)
     trace = []
     for i in range(40):
         d, s = decide(ROOM if i % 2 else OVER, s)
