@@ -150,6 +150,19 @@ def test_type_notify_with_a_watchdog_and_reload_by_sighup() -> None:
     assert allowance + watchdog_s < 360
 
 
+def test_the_numbers_in_the_comments_follow_the_defaults() -> None:
+    """The unit's comments quote the watchdog allowance and a slow cycle; keep them current."""
+    cfg, text = Config(), UNIT.read_text()
+    allowance = 2 * cfg.controller.period_seconds + worst_cycle_s(cfg)
+    assert f"the longest cycle ({allowance:g} s by default)" in text
+    rm, refresh = cfg.rm, cfg.refresh
+    slow = 3 * (rm.connect_timeout_seconds + rm.read_timeout_seconds) + refresh.timeout_seconds
+    assert (
+        f"3 requests x ({rm.connect_timeout_seconds:g} s connect + {rm.read_timeout_seconds:g} s "
+        f"read) and the refresh at most {refresh.timeout_seconds:g} s: {slow:g} s."
+    ) in " ".join(line.lstrip("# ") for line in text.splitlines())
+
+
 def test_stop_timeout_outlasts_a_slow_cycle() -> None:
     rm, refresh = RMSettings(), RefreshSettings()
     slow_cycle_s = 3 * (rm.connect_timeout_seconds + rm.read_timeout_seconds)
