@@ -11,13 +11,17 @@ and why each part is there:
 * **A only gates apps that have not started**; it never stops a running AM. With nothing
   waiting A binds nobody: hold.
 * **Room (used < ROOMY) while apps wait: raise**, by the paper's ``alpha / 2^n`` (at least
-  ``step``). Unless the last period raised and AM use has not grown since: the RM has not
+  ``step``). Not when every waiting app's AM fits under A anyway (A holds nobody back: one
+  arrival of a trickle). Not when the last period raised and AM use has not grown since: the RM
+  has not
   loaded the value yet (FairScheduler: 5-15 s) or the AMs are starting, and raising again would
   overshoot. When the running apps hold more as AMs than as tasks they are mostly in their tail
   (a batch of similar jobs in its reduce phase together) and will free room themselves: the
-  room must show twice, and then A grows by one AM. Short jobs on the CapacityScheduler (half
-  the running apps finish per period, one map per AM) are AM-heavy by nature: they get the full
-  step.
+  room must show twice, and then A grows by one AM. Short jobs on the CapacityScheduler (at
+  least TURNOVER of the running apps finished last period; one map per AM) are AM-heavy by
+  nature: they get the full step. (On the FairScheduler the same exemption, tried, lost the
+  phase-changing workload its lead: large jobs admitted at the high A it leads to cannot be
+  evicted, and the FairScheduler spreads containers over all of them.)
 * **Full (used >= FULL) while apps wait**: every AM that A still admits takes its memory from
   tasks as it frees. If, with A filled less one AM of slack, tasks would hold less than
   T2 - step (the paper's T2: AMs then cost more than the work they drive), **lower A straight to
