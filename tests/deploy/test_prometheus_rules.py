@@ -19,7 +19,7 @@ import yaml
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client.parser import text_string_to_metric_families
 
-from amtuner.config import MetricsSettings
+from amtuner.config import ControllerSettings, MetricsSettings
 from amtuner.metrics import Metrics
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,6 +147,15 @@ def test_alert_rule_shape(rule: dict[str, Any]) -> None:
         assert check_expr(rule["expr"])
     else:
         assert 'up{job="amtuner"}' in rule["expr"]
+
+
+def test_alert_thresholds_follow_the_config_defaults() -> None:
+    """alerts.yml cannot read amtuner's config; its numbers are the defaults, written out."""
+    ctl = ControllerSettings()
+    exprs = {r["alert"]: r["expr"] for r in alert_rules()}
+    assert f"> {10 * ctl.period_seconds:g}" in exprs["AmtunerNoSuccessfulCycle"]
+    assert f">= {ctl.a_max:g} - 0.0001" in exprs["AmtunerAShareAtBound"]
+    assert f"<= {ctl.a_min:g} + 0.0001" in exprs["AmtunerAShareAtBound"]
 
 
 def test_every_alert_has_a_row_in_the_operators_guide() -> None:
