@@ -231,7 +231,7 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
         assert isinstance(groups, dict)
         policies = [n for n in groups[GROUPS[0]]["policy_makespan_s"] if n != "paper"]
         series: list[tuple[str, Callable[[dict], float | None], str]] = [
-            (f"default (A={DEFAULT_A[kind]:g})", lambda g: g["default_makespan_s"], "#9e9e9e"),
+            ("scheduler default", lambda g: g["default_makespan_s"], "#9e9e9e"),
             ("best fixed A", lambda g: g["best_fixed_makespan_s"], "#4c72b0"),
             ("paper controller", lambda g: g["controller_makespan_s"], "#dd8452"),
         ]
@@ -255,7 +255,9 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
         ax.set_xticks(range(len(GROUPS)), [g.capitalize() for g in GROUPS])
         ax.set_ylabel("total completion time (simulated s)")
         name = "CapacityScheduler" if kind is SchedulerKind.CAPACITY else "FairScheduler"
-        ax.set_title(name)
-        ax.legend(fontsize=8)
+        ax.set_title(f"{name} (default A = {DEFAULT_A[kind]:g})")
         ax.grid(axis="y", alpha=0.3)
+    handles, labels = axes[0].get_legend_handles_labels()
+    # Below the panels, where no bar can hide behind it.
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8)
     fig.savefig(path, dpi=120)
