@@ -154,7 +154,11 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("controller: {t3: 1.0}", "controller.t3", "case 2 can never fire"),
         ("controller: {period_seconds: 0}", "controller.period_seconds", "greater than 0"),
         ("controller: {unit_mb: 512.0}", "controller.unit_mb", "integer >= 1, got 512.0"),
-        ("controller: {policy: zhang}", "controller.policy", "one of 'paper', 'adaptive', got 'zhang'"),
+        (
+            "controller: {policy: zhang}",
+            "controller.policy",
+            "one of 'paper', 'adaptive', got 'zhang'",
+        ),
         ("metrics: {port: true}", "metrics.port", "integer from 0 to 65535, got true"),
         ("metrics: {port: -1}", "metrics.port", "got -1"),
         ("metrics: {address: ''}", "metrics.address", "non-empty string"),

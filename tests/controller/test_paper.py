@@ -263,7 +263,8 @@ def test_extra_is_carried_over_as_a_copy() -> None:
 
 def test_get_policy() -> None:
     assert get_policy("paper") is paper.decide
-    with pytest.raises(ValueError, match=r"unknown controller policy 'zhang'; known: adaptive, paper"):
+    known = r"unknown controller policy 'zhang'; known: adaptive, paper"
+    with pytest.raises(ValueError, match=known):
         get_policy("zhang")
     assert set(POLICIES) == set(get_args(PolicyName))
 
