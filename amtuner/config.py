@@ -11,7 +11,10 @@ Choices the loader makes (also in config.example.yaml):
 * Types are strict: ``"0.5"`` is not a number and ``true`` is not an integer; an integer is
   accepted where a number is expected. NaN and infinities are rejected.
 * A section written with no body (``guard:``) means "all defaults".
-* ``scheduler.config_file`` is the one required key: every refresh method edits that file first.
+* ``scheduler.config_file`` is the one required key, except with ``refresh.method: rest``: a
+  CapacityScheduler with a mutable configuration store is then read and changed over REST
+  (``/ws/v1/cluster/scheduler-conf``) and no local file is written. Given with ``rest``, the file
+  is edited as with the other methods and the same change is PUT to the RM.
 * Path keys expand ``~``; a relative path is taken relative to the config file's directory (so a
   config and its scheduler file can travel together), or to the working directory for
   `parse_config` without ``base_dir``. Paths need not exist yet: ``amtuner check`` looks at them.
@@ -433,7 +436,9 @@ _TOP_LEVEL: Final[dict[str, Check]] = {
     "audit_log": _optional(_file_path),
 }
 
-_REQUIRED: Final[frozenset[KeyPath]] = frozenset({("scheduler", "config_file")})
+_REQUIRED: Final[frozenset[KeyPath]] = frozenset()
+"""Keys that must be present whatever else the file says (scheduler.config_file is required
+unless refresh.method is rest: see `_build`)."""
 
 
 def _read_mapping(
@@ -508,6 +513,15 @@ def _build(
     c = _Checker(base_dir, lines)
     c.problems.extend(problems)
     values = _read_mapping(c, (), data, _TOP_LEVEL)
+    if values is not None:
+        scheduler, refresh = values.get("scheduler"), values.get("refresh")
+        if (
+            isinstance(scheduler, SchedulerSettings)
+            and scheduler.config_file is None
+            and not (isinstance(refresh, RefreshSettings) and refresh.method == "rest")
+            and not any(p.path == "scheduler.config_file" for p in c.problems)
+        ):
+            c.fail(("scheduler", "config_file"), "required key is missing")
     config = Config(**values) if values is not None and not c.problems else None  # type: ignore[arg-type]
     if config is not None:
         _cross_checks(c, config)

@@ -20,11 +20,13 @@ from amtuner.executor import (
     ExecutorError,
     Refresher,
     RefreshError,
+    RestRefresher,
     SchedulerFile,
     UnsafeXMLError,
     WriteError,
     apply_edit,
 )
+from amtuner.executor.refresh import SCHEDULER_CONF_PATH
 from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, SchedulerKind
 from amtuner.monitor import ObservationError
 
@@ -122,10 +124,22 @@ class Cycle:
                 f"config says scheduler.kind {cfg.scheduler.kind} but the RM runs the {kind} "
                 "scheduler; nothing changed",
             )
-        if cfg.scheduler.config_file is None:
-            return failed("scheduler-file", "scheduler.config_file is not set; nothing changed")
+        # Without a file, a CapacityScheduler's mutable store is the configuration (refresh rest).
+        store = self.refresher if cfg.scheduler.config_file is None else None
+        if store is not None and not (
+            isinstance(store, RestRefresher) and kind is SchedulerKind.CAPACITY
+        ):
+            return failed(
+                "scheduler-file",
+                "scheduler.config_file is not set, and only a CapacityScheduler with "
+                "refresh.method rest can be tuned without it; nothing changed",
+            )
         try:
-            sched_file = self.read_file(cfg.scheduler.config_file, kind)
+            if store is not None:
+                sched_file = SchedulerFile(Path(SCHEDULER_CONF_PATH), kind, store.fetch())
+            else:
+                assert cfg.scheduler.config_file is not None
+                sched_file = self.read_file(cfg.scheduler.config_file, kind)
         except ExecutorError as exc:
             return failed(_error_label(exc), str(exc))
 
@@ -161,18 +175,22 @@ class Cycle:
             why = "dry-run" if cfg.dry_run else (
                 f"paused ({self.pause_reason or f'{cfg.guard.pause_file} exists'})"
             )
-            message = f"{why}: would write {edit.path} and refresh with {refresh}"
+            action = "" if store else f"write {edit.path} and "
+            message = f"{why}: would {action}refresh with {refresh}"
             return replace(blank, message=message), new_states
         try:
-            apply_edit(
-                edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
-            )
+            if store is not None:
+                store.refresh(edit)  # a refused PUT leaves the store as it was
+            else:
+                apply_edit(
+                    edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
+                )
         except ExecutorError as exc:
             return failed(_error_label(exc), str(exc), diff=edit.diff, refresh=refresh)
         for target, (_, written) in edit.targets.items():
             changed = replace(new_states[target], a=written)
             new_states[target] = guard.mark_changed(changed, obs.time)
-        message = f"wrote {edit.path} and refreshed with {refresh}"
+        message = ("" if store else f"wrote {edit.path} and ") + f"refreshed with {refresh}"
         return replace(blank, applied=True, message=message), new_states
 
 

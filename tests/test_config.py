@@ -324,3 +324,10 @@ def test_config_is_frozen_and_dry_run_can_be_overridden() -> None:
 
 def test_config_error_is_a_value_error() -> None:
     assert issubclass(ConfigError, ValueError)
+
+
+def test_rest_alone_needs_no_scheduler_file(tmp_path: Path) -> None:
+    cfg = load_config(write(tmp_path, "scheduler: {kind: capacity}\nrefresh: {method: rest}\n"))
+    assert cfg.scheduler.config_file is None and cfg.refresh.method == "rest"
+    err = error_of(tmp_path, "refresh: {method: none}\n")
+    assert str(err).endswith("scheduler.config_file: required key is missing")
