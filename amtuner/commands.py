@@ -21,7 +21,8 @@ from typing import TextIO
 from amtuner import audit
 from amtuner.config import Config, ConfigError, load_config
 from amtuner.cycle import Cycle, CycleReport
-from amtuner.executor import ExecutorError, SchedulerFile, make_refresher
+from amtuner.executor import ExecutorError, RestRefresher, SchedulerFile, make_refresher
+from amtuner.executor.refresh import SCHEDULER_CONF_PATH
 from amtuner.model import GLOBAL_TARGET, Observation
 from amtuner.monitor import ObservationError, RMClient, make_session
 from amtuner.risks import find_risks
@@ -139,9 +140,14 @@ def cmd_check(args: argparse.Namespace) -> int:
     if cfg.scheduler.kind not in ("auto", obs.scheduler):
         print(f"scheduler MISMATCH: config says {cfg.scheduler.kind}, RM runs {obs.scheduler}")
         return EXIT_FILE
-    assert cfg.scheduler.config_file is not None  # load_config requires it
+    refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
     try:
-        sched_file = SchedulerFile.read(cfg.scheduler.config_file, obs.scheduler)
+        if cfg.scheduler.config_file is None:  # refresh rest: the RM's mutable store
+            if not isinstance(refresher, RestRefresher):
+                raise ExecutorError("scheduler.config_file is not set")
+            sched_file = SchedulerFile(Path(SCHEDULER_CONF_PATH), obs.scheduler, refresher.fetch())
+        else:
+            sched_file = SchedulerFile.read(cfg.scheduler.config_file, obs.scheduler)
         values = {
             t: sched_file.effective_value(t) for t in cfg.scheduler.targets or (GLOBAL_TARGET,)
         }
@@ -153,7 +159,6 @@ def cmd_check(args: argparse.Namespace) -> int:
     risks = find_risks(sched_file, obs, cfg)
     for risk in risks:
         print(f"risk      {risk}")
-    refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
     print(f"refresh   {refresher.describe()}")
     return EXIT_RISKS if risks else EXIT_OK
 

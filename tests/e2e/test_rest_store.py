@@ -47,6 +47,9 @@ def test_once_puts_the_change_into_the_store(tmp_path: Path) -> None:
         assert am_limit_mb(url, "root.default") > limit_before
         assert sched_path.read_bytes() == on_disk, "no local file is written"
 
+        checked = amtuner("check", "--config", str(cfg))
+        assert f"file      /ws/v1/cluster/scheduler-conf: global A = {new}" in checked.stdout
+
 
 def test_without_a_file_only_rest_will_do(tmp_path: Path) -> None:
     cfg = tmp_path / "amtuner.yaml"
