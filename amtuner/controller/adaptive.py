@@ -27,9 +27,29 @@ and why each part is there:
   T2 - step (the paper's T2: AMs then cost more than the work they drive), **lower A straight to
   the goal** used - T2, where tasks keep T2. It is measured, not searched, so it needs no
   bisection. Not while AM use is more than one AM over A (a lower A acts only as jobs finish)
-  or A is at the goal. Short jobs on the CapacityScheduler lose one AM at a time: their AM
-  memory turns over by itself within a period or two. The FairScheduler shares containers
-  among all running apps, so there an AM too many slows every job: it always goes to the goal.
+  or A is at the goal. Short jobs (at least TURNOVER of the running apps finished last period,
+  and the backlog is not growing) are not what that rule is about: each has one or two tasks
+  and its AM memory turns over by itself within a period or two, so a full cluster of them
+  holding more as AMs than as tasks is their nature (one-map jobs: best near two thirds of the
+  cluster as AMs), not AMs starving work. On the CapacityScheduler they lose one AM at a time
+  (FIFO within the queue gives freed containers to the oldest apps, so the newest AMs wait for
+  their task); on the FairScheduler, which gives each freed container to the app furthest
+  below its share (an AM still waiting for its task), A holds. For longer jobs the
+  FairScheduler shares containers among all running apps, so an AM too many slows every job:
+  it always goes to the goal.
+* **New jobs arriving into short jobs, on the FairScheduler: straight to the goal.** When the
+  backlog grows (P above last period's) while the running jobs were short, A is high for jobs
+  whose size is unknown, and short AMs are finishing all the time: every one frees a place
+  that A lets a newcomer take within the period, AMs admitted in excess cannot be taken back,
+  and the FairScheduler spreads containers over all of them. So A goes at once
+  to the goal used - T2 (where tasks would keep T2), as if the cluster were full of long jobs;
+  if the newcomers are short too, the turnover shows it next period and the room rule raises
+  again. Only while used exceeds T2 (else the goal is no AM at all). The CapacityScheduler
+  serves a queue's apps in order, so there a newcomer admitted too many waits for containers
+  without slowing the jobs ahead of it, and the rule (tried) only cost the phase-changing
+  workload two points. The net change of P + R
+  hides finishes when arrivals match them, so "short" is carried over periods with arrivals
+  (extra key SHORT).
 * **n is a search depth, not a clock.** A reversal (the last move overshot) deepens it; a
   second move the same way after a non-reversal makes it shallower (the optimum is further than
   thought); a backlog jump (P grows by more than R and more than P was) resets it to 1: a new
@@ -81,7 +101,7 @@ TURNOVER = 0.5
 """When at least this share of the running apps finished within the last period, the jobs are
 short: their AMs' memory comes back within about two periods whatever A is, and an AM-heavy mix
 is what such jobs need (one map per AM), not AMs sitting idle. The loop then lowers A by one AM
-at a time instead of straight to its goal."""
+at a time (CapacityScheduler) or holds it (FairScheduler) instead of going to its goal."""
 
 RAISED = "raised"
 """extra key: 1 when the last period raised A."""
@@ -95,6 +115,8 @@ REVERSED = "reversed"
 """extra key: 1 when the last move reversed the one before it."""
 WANTED = "wanted"
 """extra key: +1 / -1 for a second reversal seen once and held, awaiting confirmation."""
+SHORT = "short"
+"""extra key: 1 when the last period saw short jobs (or carried that over new arrivals)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,17 +212,25 @@ def decide(
 
     prev_r = state.prev_running or 0
     done = max(0, (prev_p or 0) + prev_r - f.pending - f.running)
-    short_jobs = (
-        prev_r > 0 and done >= TURNOVER * prev_r and obs.scheduler is SchedulerKind.CAPACITY
-    )
+    arrived = prev_p is not None and f.pending > prev_p
+    short = prev_r > 0 and done >= TURNOVER * prev_r
+    was_short = short or (arrived and bool(state.extra.get(SHORT, 0)))
+    capacity = obs.scheduler is SchedulerKind.CAPACITY
     turnover = f"{done} of {prev_r} apps finished last period (short jobs)"
     figures = (
         f"P {f.pending}, used {f.used:.2f}, AM {f.am:.2f}, tasks {f.tasks:.2f}, "
         f"next AM {f.am_per_app:.3f}"
     )
     want, cap = 0, 1.0
+    goal = f.used - settings.t2
     if f.pending == 0:
         rule, why = Rule.HOLD, "nothing waits, A binds nobody"
+    elif not capacity and arrived and was_short and goal > 0 and a - goal >= 10**-DECIMALS:
+        rule, want, cap = Rule.OVER_ALLOCATION_3, -1, a - goal
+        why = (
+            f"P grew {prev_p} -> {f.pending} while the running jobs were short: new jobs of"
+            f" unknown size would take every AM place that frees; goal {goal:.4f}"
+        )
     elif f.used < ROOMY:
         unseen = not burst and last_raised and f.am <= state.extra.get(AM_SEEN, 0.0)
         fits = f.am + f.pending * f.am_per_app <= a
@@ -209,7 +239,7 @@ def decide(
         elif not unseen:
             rule, want = Rule.UNDER_ALLOCATION, 1
             why = f"room (used < {ROOMY:g}) while apps wait"
-            if short_jobs:
+            if short and capacity:
                 why += f"; {turnover}: an AM-heavy mix is what they need"
             elif f.tasks < f.am and state.prev_pending is not None:
                 cap = f.am + f.am_per_app - a + ROOM
@@ -226,9 +256,8 @@ def decide(
         # it frees. Judge the tasks' share once A is filled, less one AM of slack (A is counted
         # in whole AMs; a band narrower than one AM hunts between two counts).
         filled = max(f.am, a - f.am_per_app)
-        short = settings.t2 - settings.step - (f.used - filled)
-        goal = f.used - settings.t2
-        if short <= 0:
+        lacking = settings.t2 - settings.step - (f.used - filled)
+        if lacking <= 0:
             rule, why = (
                 Rule.HOLD,
                 (f"full, tasks keep >= T2 {settings.t2:g} - step even with A filled: dead band"),
@@ -237,6 +266,11 @@ def decide(
             rule, why = (
                 Rule.HOLD,
                 "over-allocated, but AM use is still over A by more than one AM: waiting",
+            )
+        elif short and not capacity:
+            rule, why = (
+                Rule.HOLD,
+                f"full, but {turnover}: each AM gets its task and leaves within a period",
             )
         elif a - goal < 10**-DECIMALS:
             rule, why = (
@@ -252,7 +286,7 @@ def decide(
                 f"{settings.t2:g} - step: AMs would cost more than the work they drive; "
                 f"goal {goal:.4f}"
             )
-            if short_jobs:
+            if short and capacity:
                 cap = min(cap, f.am_per_app)
                 why += f"; {turnover}: one AM less"
 
@@ -293,6 +327,7 @@ def decide(
         LAST_MOVE: float(new_last),
         REVERSED: float(new_reversed),
         WANTED: float(new_wanted),
+        SHORT: float(was_short),
     }
     new_state = ControllerState(
         a=new_a, n=n, prev_pending=f.pending, prev_running=f.running, extra=extra

@@ -107,10 +107,41 @@ def test_short_jobs_on_the_capacity_scheduler_lower_one_am_at_a_time() -> None:
     d, _ = decide(o, seen(0.75, p=10))
     assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.7)
     assert "6 of 10 apps finished last period (short jobs): one AM less" in d.reason
-    # The FairScheduler shares containers among all running apps: an AM too many slows every
-    # job there, so it goes to the goal whatever the turnover.
-    d, _ = decide(replace(o, scheduler=SchedulerKind.FAIR), seen(0.75, p=10))
+
+
+def test_short_jobs_on_the_fair_scheduler_hold_and_long_ones_go_to_the_goal() -> None:
+    # The same full cluster on the FairScheduler: short jobs get their task from the next freed
+    # container and leave, so A holds; with only 1 of 10 finished (P 5 + R 10 -> P 5 + R 9)
+    # the jobs are long and an AM too many slows all of them: to the goal 1.0 - 0.5.
+    o = replace(obs(5, 9, 100_000, 45_000), scheduler=SchedulerKind.FAIR)
+    d, s = decide(o, seen(0.75, p=10))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.75)
+    assert "6 of 10 apps finished last period (short jobs): each AM gets its task" in d.reason
+    assert s.extra[adaptive.SHORT] == 1.0
+    d, s = decide(o, seen(0.75, p=5))
     assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
+    assert s.extra[adaptive.SHORT] == 0.0
+
+
+def test_new_jobs_arriving_into_short_jobs_send_a_fair_scheduler_to_the_goal() -> None:
+    # P 10 -> 20 with R 10 -> 10: arrivals hide how many finished (the net change shows none),
+    # but last period's jobs were short. Used 0.90 is no reason to move by itself (dead band);
+    # the newcomers' size is unknown and each freed AM place would admit one: goal 0.9 - 0.5.
+    o = replace(obs(20, 10, 90_000, 60_000), scheduler=SchedulerKind.FAIR)
+    d, s = decide(o, seen(0.8, p=10, extra={adaptive.SHORT: 1.0}))
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.4)
+    assert "P grew 10 -> 20 while the running jobs were short" in d.reason
+    assert s.extra[adaptive.SHORT] == 1.0  # carried over the arrivals
+    # Long jobs before the arrivals, or the CapacityScheduler (FIFO: a newcomer too many waits
+    # without slowing the jobs ahead): the dead band holds.
+    d, _ = decide(o, seen(0.8, p=10))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.8)
+    capacity = replace(o, scheduler=SchedulerKind.CAPACITY)
+    d, _ = decide(capacity, seen(0.8, p=10, extra={adaptive.SHORT: 1.0}))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.8)
+    # Already at or below the goal: nothing to do.
+    d, _ = decide(o, seen(0.4, p=10, extra={adaptive.SHORT: 1.0}))
+    assert d.new_a == 0.4
 
 
 def test_short_jobs_on_the_capacity_scheduler_raise_by_the_bisection_step() -> None:
@@ -324,10 +355,11 @@ def observations(draw: st.DrawFn) -> Observation:
     used = int(draw(frac) * total)
     am = draw(st.one_of(st.none(), st.builds(lambda x: int(x * used), frac)))
     vtotal = draw(st.sampled_from([0, 32, 4800]))
-    return obs(
+    o = obs(
         draw(counts), draw(counts), used, am, total=total,
         vcores=(int(draw(frac) * vtotal), vtotal),
     )  # fmt: skip
+    return replace(o, scheduler=draw(st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR])))
 
 
 @st.composite
@@ -339,6 +371,7 @@ def states(draw: st.DrawFn) -> ControllerState:
         adaptive.HAD_ROOM: float(draw(st.booleans())),
         adaptive.RAISED: float(draw(st.booleans())),
         adaptive.AM_SEEN: draw(frac),
+        adaptive.SHORT: float(draw(st.booleans())),
     }
     return ControllerState(
         a=draw(st.floats(-0.5, 1.5)),
@@ -375,14 +408,24 @@ def test_deterministic_and_the_input_state_is_not_touched(
     assert s == before
 
 
-@given(st.lists(st.sampled_from([ROOM, OVER]), min_size=3, max_size=40), st.floats(0.05, 0.95))
+BUSY = [
+    replace(o, pending_apps=p, running_apps=r) for o in (ROOM, OVER) for p, r in ((80, 10), (5, 2))
+]
+"""ROOM and OVER with a backlog that jumps (arrivals) or drains fast (short jobs)."""
+
+
+@given(
+    st.lists(st.sampled_from([ROOM, OVER, *BUSY]), min_size=3, max_size=40),
+    st.floats(0.05, 0.95),
+    st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR]),
+)
 def test_no_flapping_never_up_down_up_in_consecutive_periods(
-    inputs: list[Observation], a: float
+    inputs: list[Observation], a: float, scheduler: SchedulerKind
 ) -> None:
     s = seen(round(a, 4))
     decisions: list[Decision] = []
     for o in inputs:
-        d, s = decide(o, s)
+        d, s = decide(replace(o, scheduler=scheduler), s)
         decisions.append(d)
     dirs = [d.direction for d in decisions]
     for x, y, z in zip(dirs, dirs[1:], dirs[2:], strict=False):
