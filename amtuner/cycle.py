@@ -97,8 +97,7 @@ class Cycle:
     def run(self, states: Mapping[str, ControllerState]) -> tuple[CycleReport, States]:
         started = self.clock()
         report, new_states = self._run(dict(states))
-        report = replace(report, started=started, duration_s=self.clock() - started)
-        return report, (dict(states) if report.error else new_states)
+        return replace(report, started=started, duration_s=self.clock() - started), new_states
 
     def _run(self, states: States) -> tuple[CycleReport, States]:
         cfg = self.config
@@ -125,21 +124,20 @@ class Cycle:
                 "scheduler; nothing changed",
             )
         # Without a file, a CapacityScheduler's mutable store is the configuration (refresh rest).
-        store = self.refresher if cfg.scheduler.config_file is None else None
-        if store is not None and not (
-            isinstance(store, RestRefresher) and kind is SchedulerKind.CAPACITY
-        ):
-            return failed(
-                "scheduler-file",
-                "scheduler.config_file is not set, and only a CapacityScheduler with "
-                "refresh.method rest can be tuned without it; nothing changed",
-            )
+        store: RestRefresher | None = None
+        if cfg.scheduler.config_file is None:
+            if not (isinstance(self.refresher, RestRefresher) and kind is SchedulerKind.CAPACITY):
+                return failed(
+                    "scheduler-file",
+                    "scheduler.config_file is not set, and only a CapacityScheduler with "
+                    "refresh.method rest can be tuned without it; nothing changed",
+                )
+            store = self.refresher
         try:
             if store is not None:
                 sched_file = SchedulerFile(Path(SCHEDULER_CONF_PATH), kind, store.fetch())
             else:
-                assert cfg.scheduler.config_file is not None
-                sched_file = self.read_file(cfg.scheduler.config_file, kind)
+                sched_file = self.read_file(cfg.scheduler.config_file, kind)  # type: ignore[arg-type]
         except ExecutorError as exc:
             return failed(_error_label(exc), str(exc))
 
