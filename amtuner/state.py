@@ -12,14 +12,14 @@ why), for `amtuner status`. The key is optional, so files written before it exis
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
 from amtuner import audit
 from amtuner.cycle import CycleReport, States
+from amtuner.executor.files import replace_file
+from amtuner.executor.xmledit import WriteError
 from amtuner.model import ControllerState
 
 FORMAT_VERSION = 1
@@ -98,18 +98,9 @@ def save_states(path: Path, states: States, last_cycle: Mapping[str, Any] | None
     data = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise StateError(f"cannot write state file {path}: {exc.strerror or exc}") from exc
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except OSError as exc:
-        Path(tmp).unlink(missing_ok=True)
-        raise StateError(f"cannot write state file {path}: {exc.strerror or exc}") from exc
+        replace_file(path, data)
+    except (OSError, WriteError) as exc:
+        raise StateError(f"cannot write state file {path}: {exc}") from exc
 
 
 def summarize(report: CycleReport, states: States) -> dict[str, Any]:

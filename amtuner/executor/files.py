@@ -81,7 +81,7 @@ def _read_current(path: Path) -> bytes:
         raise WriteError(f"cannot read {path} before writing it: {e.strerror or e}") from None
 
 
-def _replace(path: Path, data: bytes, expected: bytes | None) -> None:
+def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None:
     """Atomically make ``path`` hold ``data``; with ``expected``, only if it still holds that.
 
     Mode, owner (as root) and SELinux label of the existing file are kept so the RM can
@@ -148,7 +148,7 @@ def _backup(edit: Edit, backup_dir: Path | None, keep: int) -> Path | None:
             f"cannot create backup directory {directory}: {e.strerror or e}; {edit.path} unchanged"
         ) from None
     try:
-        _replace(target, edit.old_data, None)
+        replace_file(target, edit.old_data)
     except WriteError as e:
         raise WriteError(f"backup failed, {edit.path} not written: {e}") from None
     _remove_stale_temps(directory, edit.path.name)
@@ -174,10 +174,10 @@ def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int =
     if _read_current(path) != edit.old_data:
         raise ConcurrentEditError(f"{path} was changed on disk since it was read; not overwriting")
     backup = _backup(edit, backup_dir, keep_backups)
-    _replace(path, edit.new_data, edit.old_data)
+    replace_file(path, edit.new_data, edit.old_data)
     return backup
 
 
 def restore(edit: Edit) -> None:
     """Put ``edit.old_data`` back, unless someone changed the file after our write."""
-    _replace(_real(edit.path), edit.old_data, edit.new_data)
+    replace_file(_real(edit.path), edit.old_data, edit.new_data)
