@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import ControlledRun
+from amtuner.sim.control import PERIOD_S, ControlledRun
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
 
@@ -41,7 +41,7 @@ def simulate(
     *,
     max_sim_seconds: float,
     policy: str = "paper",
-    period_s: float = 15.0,
+    period_s: float = PERIOD_S,
     targets: tuple[str, ...] = (),
 ) -> SimResult:
     """``spec`` with the global AM share fixed at ``a``, or (``a`` None) under ``policy`` every

@@ -31,9 +31,9 @@ from amtuner.bench.common import (
 )
 from amtuner.bench.common import run_all as run_each
 from amtuner.model import SchedulerKind
+from amtuner.sim.control import PERIOD_S
 
 GROUPS = ("grep", "terasort", "wordcount", "mixed")
-PERIOD_S = 15.0
 MAX_SIM_SECONDS = 4 * 3600.0
 """A run still going after four simulated hours (the slowest finishing run takes minutes) is
 stuck: AMs hold every container (A near 1) or none can start (FairScheduler, A = 0)."""

@@ -36,6 +36,7 @@ from statistics import mean
 
 from amtuner.bench.common import DEFAULT_A, FIXED_VALUES, fmt, mean_or_none, ratio, simulate
 from amtuner.model import SchedulerKind
+from amtuner.sim.control import PERIOD_S
 from amtuner.sim.workload import PAPER_GROUPS, describe, load_workload
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -50,7 +51,6 @@ CapacityScheduler, never a candidate for best."""
 SEEDS = 3
 """Seeds per generated workload (each seed jitters job and task durations); traces run once,
 since they are the data."""
-PERIOD_S = 15.0
 SWIM_PERIOD_S = 60.0
 MAX_SIM_SECONDS = 4 * 3600.0
 """As in the paper bench: a generated workload still running after four simulated hours (the
