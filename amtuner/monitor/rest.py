@@ -229,7 +229,7 @@ def _cs_leaves(
     caps = _partition(queue, "capacities", "queueCapacitiesByPartition")
     am_used = _resource(queue, "usedAMResource", path) or _resource(usage, "amUsed", path)
     am_limit = _resource(queue, "AMResourceLimit", path) or _resource(usage, "amLimit", path)
-    share = _resource(queue, "maxEffectiveCapacity", path) or _resource(
+    share: Pair | None = _resource(queue, "maxEffectiveCapacity", path) or _resource(
         caps, "effectiveMaxResource", path
     )
     if share is None and queue.get("absoluteMaxCapacity") is not None:
@@ -237,18 +237,10 @@ def _cs_leaves(
         if isinstance(fraction, bool) or not isinstance(fraction, int | float) or fraction < 0:
             raise _bad(f"{path}.absoluteMaxCapacity: expected a percentage, got {fraction!r}")
         share = (round(total_mb * fraction / 100), round(total_vcores * fraction / 100))
-    yield QueueStats(
-        name=path,
-        pending_apps=_count(queue, "numPendingApplications", path),
-        running_apps=_count(queue, "numActiveApplications", path),
-        memory_used_mb=used[0],
-        vcores_used=used[1],
-        am_memory_used_mb=am_used[0] if am_used else None,
-        am_vcores_used=am_used[1] if am_used else None,
-        am_memory_limit_mb=am_limit[0] if am_limit else None,
-        memory_share_mb=share[0] if share else None,
-        vcores_share=share[1] if share and total_vcores else None,
-    )
+    if share is not None and not total_vcores:
+        share = (share[0], None)  # no cluster vcores reported: no vcore share either
+    counters = ("numPendingApplications", "numActiveApplications")
+    yield _leaf(path, queue, counters, used, am_used, am_limit, share)
 
 
 def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
@@ -268,10 +260,26 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
     am_used = _resource(queue, "amUsedResources", path)
     am_limit = _resource(queue, "amMaxResources", path)
     share = _resource(queue, "fairResources", path)
-    yield QueueStats(
+    yield _leaf(path, queue, ("numPendingApps", "numActiveApps"), used, am_used, am_limit, share)
+
+
+Pair = tuple[int, int | None]
+
+
+def _leaf(
+    path: str,
+    queue: Mapping[str, Any],
+    counters: tuple[str, str],
+    used: tuple[int, int],
+    am_used: Pair | None,
+    am_limit: Pair | None,
+    share: Pair | None,
+) -> QueueStats:
+    """One leaf from the figures both schedulers report, under their own field names."""
+    return QueueStats(
         name=path,
-        pending_apps=_count(queue, "numPendingApps", path),
-        running_apps=_count(queue, "numActiveApps", path),
+        pending_apps=_count(queue, counters[0], path),
+        running_apps=_count(queue, counters[1], path),
         memory_used_mb=used[0],
         vcores_used=used[1],
         am_memory_used_mb=am_used[0] if am_used else None,
