@@ -57,32 +57,36 @@ class AllocationFileWatcher:
         self.path = path
         self._sim_time_of = sim_time_of
         self._settle_s = settle_s
-        self._handled = self._signature()
-        """mtime/size of the version last loaded or refused; the RM tracks lastSuccessfulReload."""
+        self._handled = self._version()
+        """The version last loaded or refused; the RM tracks lastSuccessfulReload."""
         self.reloads = 0
 
-    def _signature(self) -> tuple[int, int] | None:
+    def _version(self) -> tuple[int, bytes] | None:
+        """mtime and content. The RM compares mtimes alone, which is enough when writes are
+        seconds apart; in virtual time many simulated seconds pass per wall millisecond, so two
+        writes can share one filesystem timestamp tick (and, as 0.4 and 0.5 do, one size), and
+        the second would never be loaded."""
         try:
-            st = self.path.stat()
+            mtime_ns = self.path.stat().st_mtime_ns
+            return mtime_ns, self.path.read_bytes()
         except OSError:
             return None
-        return st.st_mtime_ns, st.st_size
 
     def poll(self, sim: SimLike, now: float) -> None:
-        sig = self._signature()
-        if sig is None:
+        version = self._version()
+        if version is None:
             if self._handled is not None:
                 log.warning(
                     "allocation file %s is missing; keeping the current allocations", self.path
                 )
                 self._handled = None
             return
-        if sig == self._handled or now < self._sim_time_of(sig[0] / 1e9) + self._settle_s:
+        if version == self._handled or now < self._sim_time_of(version[0] / 1e9) + self._settle_s:
             return
-        self._handled = sig
+        self._handled = version
         try:
-            sim.reload_scheduler_config(self.path.read_bytes())
-        except (OSError, ValueError) as e:
+            sim.reload_scheduler_config(version[1])
+        except ValueError as e:
             log.warning(
                 "Failed to reload fair scheduler config file - will use existing allocations. "
                 "(%s: %s)",

@@ -108,6 +108,18 @@ def test_watcher_waits_until_the_change_is_5s_old(tmp_path: Path) -> None:
     assert watcher.reloads == 1  # unchanged since: not reloaded again
 
 
+def test_watcher_sees_a_rewrite_within_one_timestamp_tick(tmp_path: Path) -> None:
+    # In virtual time two writes can be wall-milliseconds apart: same mtime, same size.
+    path = tmp_path / "fair-scheduler.xml"
+    touch(path, ALLOC, 1000.0)
+    sim = ClockSim(SchedulerKind.FAIR)
+    watcher = AllocationFileWatcher(path, sim_time_of=lambda epoch: epoch)
+    same_size = ALLOC.replace(b"0.5", b"0.4")
+    touch(path, same_size, 1000.0)
+    watcher.poll(sim, 1010.0)
+    assert sim.config == same_size and watcher.reloads == 1
+
+
 def test_watcher_keeps_the_old_allocations_on_a_bad_file(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
