@@ -10,18 +10,24 @@ and why each part is there:
   reported) and the resource used most counts, as the DominantResourceCalculator does.
 * **A only gates apps that have not started**; it never stops a running AM. With nothing
   waiting A binds nobody: hold.
+* **Idle at start-up: A is set to 1 - T2**, the largest A at which tasks keep T2 once AMs fill
+  it. The loop has seen nothing yet, and the value on disk may be far off either way (the
+  CapacityScheduler's 0.1 holds most workloads back for a whole period when their jobs arrive
+  between two cycles). Set, not searched: the search starts at the first burst. Idle later on,
+  A is kept: it is what the loop learned about this cluster's jobs.
 * **Room (used < ROOMY) while apps wait: raise**, by the paper's ``alpha / 2^n`` (at least
   ``step``). Not when every waiting app's AM fits under A anyway (A holds nobody back: one
   arrival of a trickle). Not when the last period raised and AM use has not grown since: the RM
-  has not
-  loaded the value yet (FairScheduler: 5-15 s) or the AMs are starting, and raising again would
-  overshoot. When the running apps hold more as AMs than as tasks they are mostly in their tail
-  (a batch of similar jobs in its reduce phase together) and will free room themselves: the
-  room must show twice, and then A grows by one AM. Short jobs on the CapacityScheduler (at
-  least TURNOVER of the running apps finished last period; one map per AM) are AM-heavy by
-  nature: they get the full step. (On the FairScheduler the same exemption, tried, lost the
-  phase-changing workload its lead: large jobs admitted at the high A it leads to cannot be
-  evicted, and the FairScheduler spreads containers over all of them.)
+  has not loaded the value yet (FairScheduler: 5-15 s) or the AMs are starting, and raising
+  again would overshoot. When the running apps hold more as AMs than as tasks they are mostly in
+  their tail (a batch of similar jobs in its reduce phase together) and will free room
+  themselves: the room must show twice, and then A grows by one AM. Not in a burst: apps
+  admitted since the last period hold their AM before their first task, at their head, not their
+  tail. Short jobs on the CapacityScheduler (at least TURNOVER of the running apps finished last
+  period; one map per AM) are AM-heavy by nature: they get the full step. (On the FairScheduler
+  the same exemption, tried, lost the phase-changing workload its lead: large jobs admitted at
+  the high A it leads to cannot be evicted, and the FairScheduler spreads containers over all of
+  them.)
 * **Full (used >= FULL) while apps wait**: every AM that A still admits takes its memory from
   tasks as it frees. If, with A filled less one AM of slack, tasks would hold less than
   T2 - step (the paper's T2: AMs then cost more than the work they drive), **lower A straight to
@@ -223,7 +229,12 @@ def decide(
     )
     want, cap = 0, 1.0
     goal = f.used - settings.t2
-    if f.pending == 0:
+    start = round(min(max(1 - settings.t2, settings.a_min), settings.a_max), DECIMALS)
+    starting = prev_p is None and f.pending == f.running == 0 and start != a
+    if starting:
+        rule = Rule.UNDER_ALLOCATION if start > a else Rule.OVER_ALLOCATION_3
+        why = f"idle at start-up: A to 1 - T2 = {start:.4g}, where tasks keep T2 once AMs fill A"
+    elif f.pending == 0:
         rule, why = Rule.HOLD, "nothing waits, A binds nobody"
     elif not capacity and arrived and was_short and goal > 0 and a - goal >= 10**-DECIMALS:
         rule, want, cap = Rule.OVER_ALLOCATION_3, -1, a - goal
@@ -241,7 +252,7 @@ def decide(
             why = f"room (used < {ROOMY:g}) while apps wait"
             if short and capacity:
                 why += f"; {turnover}: an AM-heavy mix is what they need"
-            elif f.tasks < f.am and state.prev_pending is not None:
+            elif f.tasks < f.am and not burst:
                 cap = f.am + f.am_per_app - a + ROOM
                 why += "; running apps are in their tail (tasks < AM): room for one more AM"
                 if not state.extra.get(HAD_ROOM):
@@ -292,7 +303,9 @@ def decide(
 
     new_a, how = a, f"A stays {a:.4g}"
     new_last, new_reversed, new_wanted = last, reversed_last, 0
-    if want:
+    if starting:
+        new_a, how = start, f"A {a:.4g} -> {start:.4g} (set, not searched)"
+    elif want:
         reversal = last != 0 and want != last
         if reversal and reversed_last and wanted != want:
             rule = Rule.HOLD

@@ -178,6 +178,19 @@ def test_nothing_waiting_holds_whatever_the_figures() -> None:
         assert "nothing waits" in d.reason
 
 
+@pytest.mark.parametrize("a", [0.1, 0.8])
+def test_idle_at_start_up_sets_one_minus_t2(a: float) -> None:
+    # A daemon starting on an idle cluster has nothing to go on: A is set (not searched) to
+    # 1 - T2 = 0.5, from either side, and the search starts afresh at the first burst.
+    d, s = decide(obs(0, 0, 0, 0), ControllerState(a=a))
+    rule = Rule.UNDER_ALLOCATION if a < 0.5 else Rule.OVER_ALLOCATION_3
+    assert (d.rule, d.new_a, s.extra[adaptive.LAST_MOVE]) == (rule, 0.5, 0.0)
+    assert "idle at start-up" in d.reason
+    # Idle later on: whatever A was learned is kept for the next burst.
+    d, _ = decide(obs(0, 0, 0, 0), seen(a))
+    assert (d.rule, d.new_a) == (Rule.HOLD, a)
+
+
 # --- raising ----------------------------------------------------------------------------------
 
 
@@ -207,6 +220,14 @@ def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> Non
     d, _ = decide(obs(10, 10, 60_000, 50_000), s)
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.5502)
     assert "room for one more AM" in d.reason
+
+
+def test_apps_just_admitted_by_a_burst_are_not_in_their_tail() -> None:
+    # P jumped 0 -> 30 and 10 AMs just started without tasks yet (tasks 0.1 < AM 0.5): they are
+    # at their head, not their tail, so the room is used at once: 0.5 + 0.45 / 2.
+    d, _ = decide(obs(30, 10, 60_000, 50_000), ControllerState(a=0.5, prev_pending=0))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.725)
+    assert "tail" not in d.reason
 
 
 def test_room_with_busy_tasks_gets_the_bisection_step() -> None:
