@@ -21,13 +21,13 @@ and why each part is there:
   has not loaded the value yet (FairScheduler: 5-15 s) or the AMs are starting, and raising
   again would overshoot. When the running apps hold more as AMs than as tasks they are mostly in
   their tail (a batch of similar jobs in its reduce phase together) and will free room
-  themselves: the room must show twice, and then A grows by one AM. Not in a burst: apps
-  admitted since the last period hold their AM before their first task, at their head, not their
-  tail. Short jobs on the CapacityScheduler (at least TURNOVER of the running apps finished last
-  period; one map per AM) are AM-heavy by nature: they get the full step. (On the FairScheduler
-  the same exemption, tried, lost the phase-changing workload its lead: large jobs admitted at
-  the high A it leads to cannot be evicted, and the FairScheduler spreads containers over all of
-  them.)
+  themselves: the room must show twice, and then A grows by one AM. Right after a burst too:
+  apps just admitted hold their AM before they ask for tasks, so their room is not yet free
+  (only the first period, with nothing to compare, raises at once). Short jobs on the
+  CapacityScheduler (at least TURNOVER of the running apps finished last period; one map per AM)
+  are AM-heavy by nature: they get the full step. (On the FairScheduler the same exemption,
+  tried, lost the phase-changing workload its lead: large jobs admitted at the high A it leads
+  to cannot be evicted, and the FairScheduler spreads containers over all of them.)
 * **Full (used >= FULL) while apps wait**: every AM that A still admits takes its memory from
   tasks as it frees. If, with A filled less one AM of slack, tasks would hold less than
   T2 - step (the paper's T2: AMs then cost more than the work they drive), **lower A straight to
@@ -252,9 +252,12 @@ def decide(
             why = f"room (used < {ROOMY:g}) while apps wait"
             if short and capacity:
                 why += f"; {turnover}: an AM-heavy mix is what they need"
-            elif f.tasks < f.am and not burst:
+            elif f.tasks < f.am and state.prev_pending is not None:
                 cap = f.am + f.am_per_app - a + ROOM
-                why += "; running apps are in their tail (tasks < AM): room for one more AM"
+                why += (
+                    "; running apps hold more as AMs than as tasks (in their tail, or just"
+                    " started): room for one more AM"
+                )
                 if not state.extra.get(HAD_ROOM):
                     rule, want = Rule.HOLD, 0
                     why += ", if the room is still there next period"
