@@ -37,15 +37,27 @@ def _policies(text: str) -> list[str]:
     return names
 
 
+def _stagger_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--stagger",
+        action="store_true",
+        help="start each controller one to two periods before the first job, at a different "
+        "point of its period per seed, as a running daemon meets new jobs (default: with the "
+        "first job, as the paper did)",
+    )
+
+
 def cmd_paper(args: argparse.Namespace) -> int:
     kinds = _schedulers(args.scheduler)
     # Thousands of simulated reloads are not news on a terminal.
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
-    todo = paper.scenarios(kinds, args.seeds, args.periods, args.policies)
+    todo = paper.scenarios(kinds, args.seeds, args.periods, args.policies, stagger=args.stagger)
     started = time.perf_counter()
     runs = paper.run_all(todo, args.workers, common.tqdm_progress)
     wall = time.perf_counter() - started
-    summary = paper.summarise(runs, kinds, args.seeds, args.periods, args.policies)
+    summary = paper.summarise(
+        runs, kinds, args.seeds, args.periods, args.policies, stagger=args.stagger
+    )
     summary["wall_seconds"] = round(wall, 2)
     print(paper.format_table(summary, kinds))
     print(f"{len(todo)} simulations in {wall:.1f} s with {args.workers} worker(s)")
@@ -66,11 +78,11 @@ def cmd_suite(args: argparse.Namespace) -> int:
     for note in notes:
         print(note)
     seeds = 1 if args.quick and args.seeds is None else args.seeds or suite.SEEDS
-    todo = suite.cases(benches, kinds, seeds, args.policies)
+    todo = suite.cases(benches, kinds, seeds, args.policies, stagger=args.stagger)
     started = time.perf_counter()
     runs = common.run_all(suite.run_case, todo, args.workers, common.tqdm_progress, chunksize=1)
     wall = time.perf_counter() - started
-    summary = suite.summarise(runs, benches, kinds, seeds, args.policies)
+    summary = suite.summarise(runs, benches, kinds, seeds, args.policies, stagger=args.stagger)
     summary["skipped"] = notes
     summary["wall_seconds"] = round(wall, 2)
     print(suite.format_table(summary, kinds))
@@ -135,6 +147,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--policies", type=_policies, default=["paper"],
                    help="controller policies to compare, comma-separated (always includes "
                    f"paper; known: {', '.join(sorted(POLICIES))})")
+    _stagger_option(p)
     p.set_defaults(func=cmd_paper)
 
     p = sub.add_parser(
@@ -158,6 +171,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--shared", type=Path, default=suite.SHARED,
                    help="the fixtures directory holding the traces (default: %(default)s); "
                    "trace workloads are skipped when absent")
+    _stagger_option(p)
     p.set_defaults(func=cmd_suite)
 
     p = sub.add_parser("soak", help="thousands of real cycles in process; resident memory growth")

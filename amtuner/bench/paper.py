@@ -16,7 +16,7 @@ drains. The README's results section shows 5, 10, 15 and 30 s side by side.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
@@ -28,6 +28,7 @@ from amtuner.bench.common import (
     mean_or_none,
     ratio,
     simulate,
+    staggered_lead,
 )
 from amtuner.bench.common import run_all as run_each
 from amtuner.model import SchedulerKind
@@ -56,6 +57,9 @@ class Scenario:
     period_s: float = PERIOD_S
     policy: str = "paper"
     """The controller policy when ``a`` is None."""
+    lead_s: float = field(default=0.0, compare=False)
+    """The controller's first cycle this long before the batch (see `staggered_lead`); how a
+    scenario is run, not which one it is, so results are looked up without it."""
 
 
 def run_scenario(sc: Scenario) -> float | None:
@@ -68,6 +72,7 @@ def run_scenario(sc: Scenario) -> float | None:
         max_sim_seconds=MAX_SIM_SECONDS,
         policy=sc.policy,
         period_s=sc.period_s,
+        lead_s=sc.lead_s,
     )
     return result.makespan_s if result.finished else None
 
@@ -77,16 +82,25 @@ def scenarios(
     seeds: int,
     periods: Sequence[float] = (PERIOD_S,),
     policies: Sequence[str] = ("paper",),
+    *,
+    stagger: bool = False,
 ) -> list[Scenario]:
-    """Every fixed value, the paper controller at each period, other policies at PERIOD_S."""
+    """Every fixed value, the paper controller at each period, other policies at PERIOD_S;
+    controllers start with the batch, or (``stagger``) before it."""
+
+    def lead(period_s: float, seed: int) -> float:
+        return staggered_lead(period_s, seed, seeds) if stagger else 0.0
+
     out = []
     for kind in schedulers:
         for group in GROUPS:
             for seed in range(seeds):
                 out += [Scenario(kind, group, a, seed) for a in FIXED_VALUES]
-                out += [Scenario(kind, group, None, seed, p) for p in periods]
                 out += [
-                    Scenario(kind, group, None, seed, PERIOD_S, name)
+                    Scenario(kind, group, None, seed, p, lead_s=lead(p, seed)) for p in periods
+                ]
+                out += [
+                    Scenario(kind, group, None, seed, PERIOD_S, name, lead(PERIOD_S, seed))
                     for name in policies
                     if name != "paper"
                 ]
@@ -105,11 +119,14 @@ def summarise(
     seeds: int,
     periods: Sequence[float] = (PERIOD_S,),
     policies: Sequence[str] = ("paper",),
+    *,
+    stagger: bool = False,
 ) -> dict[str, object]:
     out: dict[str, object] = {
         "parameters": {
             "seeds": seeds,
             "control_period_s": PERIOD_S,
+            "stagger": stagger,
             "controller": {
                 "t1": 1.0,
                 "t2": 0.5,

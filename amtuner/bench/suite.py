@@ -30,11 +30,19 @@ requests' proxy look-up in the environment, dominating a cycle).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from statistics import mean
 
-from amtuner.bench.common import DEFAULT_A, FIXED_VALUES, fmt, mean_or_none, ratio, simulate
+from amtuner.bench.common import (
+    DEFAULT_A,
+    FIXED_VALUES,
+    fmt,
+    mean_or_none,
+    ratio,
+    simulate,
+    staggered_lead,
+)
 from amtuner.model import SchedulerKind
 from amtuner.sim.control import PERIOD_S
 from amtuner.sim.workload import PAPER_GROUPS, describe, load_workload
@@ -83,6 +91,9 @@ class Case:
     """Fixed AM share, or None for ``policy`` starting from the scheduler's default."""
     seed: int
     policy: str = "paper"
+    lead_s: float = field(default=0.0, compare=False)
+    """The controller's first cycle this long before the first job (see `staggered_lead`); how
+    a case is run, not which one it is, so results are looked up without it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,16 +196,21 @@ def cases(
     schedulers: Sequence[SchedulerKind],
     seeds: int,
     policies: Sequence[str] = ("paper",),
+    *,
+    stagger: bool = False,
 ) -> list[Case]:
     """Every fixed value and every policy, per workload, scheduler and seed; the largest
-    workloads first, so the process pool does not end waiting on one long run."""
+    workloads first, so the process pool does not end waiting on one long run. Controllers
+    start with the first job, or (``stagger``) before it."""
     size = {b: len(load_workload(b.spec).jobs) for b in suite}
     out = []
     for b in sorted(suite, key=lambda b: -size[b]):
         for kind in schedulers:
-            for seed in range(seeds if b.seeded else 1):
+            runs = seeds if b.seeded else 1
+            for seed in range(runs):
+                lead = staggered_lead(b.period_s, seed, runs) if stagger else 0.0
                 out += [Case(b, kind, a, seed) for a in SUITE_FIXED_VALUES]
-                out += [Case(b, kind, None, seed, name) for name in policies]
+                out += [Case(b, kind, None, seed, name, lead) for name in policies]
     return out
 
 
@@ -209,6 +225,7 @@ def run_case(case: Case) -> Outcome:
         policy=case.policy,
         period_s=b.period_s,
         targets=b.targets,
+        lead_s=case.lead_s,
     )
     if not result.finished:
         return Outcome(None, None)
@@ -230,10 +247,13 @@ def summarise(
     schedulers: Sequence[SchedulerKind],
     seeds: int,
     policies: Sequence[str] = ("paper",),
+    *,
+    stagger: bool = False,
 ) -> dict[str, object]:
     out: dict[str, object] = {
         "parameters": {
             "seeds": seeds,
+            "stagger": stagger,
             "fixed_values": list(SUITE_FIXED_VALUES),
             "policies": list(policies),
             "schedulers": [k.value for k in schedulers],
