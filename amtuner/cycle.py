@@ -140,6 +140,9 @@ class Cycle:
                 sched_file = self.read_file(cfg.scheduler.config_file, kind)  # type: ignore[arg-type]
         except ExecutorError as exc:
             return failed(_error_label(exc), str(exc))
+        if not sched_file.schedules_vcores:
+            obs = replace(obs, vcores_scheduled=False)
+            blank = replace(blank, observation=obs)
 
         policy = self.policy or get_policy(cfg.controller.policy)
         decisions: list[Decision] = []

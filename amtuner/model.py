@@ -57,6 +57,10 @@ class Observation:
     am_memory_used_mb: int | None = None
     """Sum of the RM's measured AM memory over leaf queues, when the RM reports it."""
     queues: tuple[QueueStats, ...] = ()
+    vcores_scheduled: bool = True
+    """False when the scheduler ignores vcores (a CapacityScheduler with the default resource
+    calculator): it counts one vcore per container, so its vcore figures can pass the cluster's
+    and say nothing about what binds. The REST API does not say; the scheduler file does."""
     source: str = ""
     """Where the figures came from, e.g. ``rest http://rm1:8088``."""
 

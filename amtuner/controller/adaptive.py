@@ -7,7 +7,10 @@ and why each part is there:
   and AM-used against ``memory_share_mb`` (CS effective max capacity, FS fair share), the
   scheduler-wide value the cluster's. AM use is what the RM measures; the paper's R x unit x 2
   only where the RM does not say. Each share is taken per resource (memory, and vcores where
-  reported) and the resource used most counts, as the DominantResourceCalculator does.
+  reported and the scheduler counts them) and the resource used most counts, as the
+  DominantResourceCalculator does. A CapacityScheduler with the default calculator counts one
+  vcore per container whatever it asked for and places by memory alone: its vcore figures can
+  pass the cluster's total, and counting them would call a half-empty cluster full.
 * **A only gates apps that have not started**; it never stops a running AM. With nothing
   waiting A binds nobody: hold.
 * **Idle at start-up: A is set to 1 - T2**, the largest A at which tasks keep T2 once AMs fill
@@ -162,7 +165,7 @@ def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Fi
         am_mem = r * settings.unit_mb * 2
     am_mem_each = am_mem / r if r and am_mem else settings.unit_mb * 2
     shares = [(mem / mem_total, am_mem / mem_total, am_mem_each / mem_total)]
-    if vc_total > 0:
+    if vc_total > 0 and obs.vcores_scheduled:
         am_vc = r if am_vc is None else am_vc  # one vcore per AM: the MapReduce default
         shares.append(
             (vc / vc_total, am_vc / vc_total, (am_vc / r if r and am_vc else 1) / vc_total)

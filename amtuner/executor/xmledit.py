@@ -30,6 +30,7 @@ CS_GLOBAL_KEY = CS_PREFIX + "maximum-am-resource-percent"
 CS_QUEUE_SUFFIX = ".maximum-am-resource-percent"
 CS_DEFAULT = 0.1
 """``DEFAULT_MAXIMUM_APPLICATIONMASTERS_RESOURCE_PERCENT`` (2.x to 3.4)."""
+CS_RESOURCE_CALCULATOR = CS_PREFIX + "resource-calculator"
 FS_DEFAULT = 0.5
 """FairScheduler's built-in ``queueMaxAMShareDefault``."""
 FS_QUEUE_TAGS = ("queue", "pool")
@@ -399,6 +400,17 @@ class SchedulerFile:
         """The value written in the file for ``target``; None when the file does not set it."""
         node = self._value_node(target)
         return None if node is None else _as_float(node, str(self.path))
+
+    @property
+    def schedules_vcores(self) -> bool:
+        """Whether the scheduler counts vcores when it places containers and admits AMs. A
+        FairScheduler always does (``fitsIn``); a CapacityScheduler only with a resource
+        calculator other than the default one, which compares memory alone."""
+        if self.kind is SchedulerKind.FAIR:
+            return True
+        value = _value_child(self._properties().get(CS_RESOURCE_CALCULATOR))
+        name = value.text.strip() if value is not None else ""
+        return bool(name) and not name.endswith(".DefaultResourceCalculator")
 
     def effective_value(self, target: str) -> float:
         """What the scheduler applies: the queue's own value, else the file-wide default."""

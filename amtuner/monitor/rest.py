@@ -157,7 +157,7 @@ def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
         running_apps=_count(m, "appsRunning", where),
         memory_used_mb=_count(m, "allocatedMB", where),
         memory_total_mb=total,
-        # vcores are not in 2.4 and not used by the controller: absent means unknown (0).
+        # vcores are not in 2.4: absent means unknown (0), and the policies count memory alone.
         vcores_used=_opt_count(m, "allocatedVirtualCores", where) or 0,
         vcores_total=_opt_count(m, "totalVirtualCores", where) or 0,
     )

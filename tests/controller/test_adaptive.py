@@ -352,6 +352,14 @@ def test_vcores_dominate_when_they_run_out_first() -> None:
     assert d.rule is Rule.UNDER_ALLOCATION and "used 0.50" in d.reason
 
 
+def test_vcores_a_scheduler_does_not_count_are_ignored() -> None:
+    # A CapacityScheduler with the default calculator: one vcore per container, 300 of 100
+    # "used". Memory says 0.5: room, raise, as if no vcores were reported.
+    o = replace(obs(40, 10, 50_000, 20_000, vcores=(300, 100)), vcores_scheduled=False)
+    d, _ = decide(o, seen(0.8, p=40))
+    assert d.rule is Rule.UNDER_ALLOCATION and "used 0.50" in d.reason
+
+
 def test_queue_am_vcores_come_from_the_rm() -> None:
     q = queue("root.a", 5, 10, 40_000, 20_000, 100_000, vcores_used=95, am_vcores_used=60,
               vcores_share=100)  # fmt: skip

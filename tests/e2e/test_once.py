@@ -127,3 +127,35 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path, scheduler: s
             time.sleep(1.5)
         assert not (tmp_path / "state.json").exists()
         assert not (tmp_path / "backups").exists() or not any((tmp_path / "backups").iterdir())
+
+
+def test_vcores_the_capacity_scheduler_does_not_count_do_not_make_it_look_full(
+    tmp_path: Path,
+) -> None:
+    """Default resource calculator: the RM places by memory and counts one vcore per container,
+    so 64 GB nodes with one vcore each report many times more vcores allocated than exist. The
+    adaptive policy must judge memory (a quarter used, apps waiting: raise), not call it full."""
+    from amtuner.demo import running_sim
+
+    sched = tmp_path / "capacity-scheduler.xml"
+    seed_file(sched, "capacity")
+    argv = ["--scheduler", "capacity", "--workload", "paper:mixed", "--port", "0",
+            "--speed", "5", "--node-memory-mb", "65536", "--node-vcores", "1",
+            "--scheduler-config", str(sched)]  # fmt: skip
+    with running_sim(argv) as (url, _):
+        metrics = requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()["clusterMetrics"]
+        deadline = time.monotonic() + 10
+        while metrics["allocatedVirtualCores"] <= metrics["totalVirtualCores"]:
+            assert time.monotonic() < deadline, metrics
+            time.sleep(0.2)
+            metrics = requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()
+            metrics = metrics["clusterMetrics"]
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]},
+            scheduler={"kind": "capacity", "config_file": str(sched)},
+            refresh={"method": "none"}, controller={"policy": "adaptive"},
+        )  # fmt: skip
+        run = amtuner("once", "--config", str(cfg), "--dry-run")
+    assert run.returncode == 0, run.stdout + run.stderr
+    ((target, _old, _new, rule),) = DECISION.findall(run.stdout)
+    assert (target, rule) == ("global", "under-allocation"), run.stdout

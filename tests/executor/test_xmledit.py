@@ -213,6 +213,28 @@ def test_capacity_values_and_fallbacks(tmp_path: Path) -> None:
     assert bare.effective_value("default") == 0.1  # root.queues defaults to "default"
 
 
+@pytest.mark.parametrize(
+    ("calculator", "counted"),
+    [
+        (None, False),
+        ("org.apache.hadoop.yarn.util.resource.DefaultResourceCalculator", False),
+        (" org.apache.hadoop.yarn.util.resource.DominantResourceCalculator ", True),
+    ],
+)
+def test_capacity_counts_vcores_only_with_another_calculator(
+    tmp_path: Path, calculator: str | None, counted: bool
+) -> None:
+    prop = (
+        b""
+        if calculator is None
+        else b"<property><name>yarn.scheduler.capacity.resource-calculator</name>"
+        b"<value>" + calculator.encode() + b"</value></property>"
+    )
+    sf = load(tmp_path, b"<configuration>" + prop + b"</configuration>", "capacity")
+    assert sf.schedules_vcores is counted
+    assert load(tmp_path, b"<allocations/>", "fair", "fair.xml").schedules_vcores
+
+
 def test_capacity_replace_keeps_whitespace_and_everything_else(tmp_path: Path) -> None:
     edit = load(tmp_path, CAPACITY, "capacity").edit({GLOBAL_TARGET: 0.2, "prod.etl": 0.3})
     assert changed_lines(CAPACITY, edit.new_data) == (
