@@ -117,11 +117,21 @@ class Cluster:
     def fits_somewhere(self, memory_mb: int) -> bool:
         return self._top * self.min_alloc_mb >= memory_mb
 
-    def find(self, memory_mb: int) -> Node | None:
-        """The node with the most free memory, if the (normalised) request fits there."""
+    def find(self, memory_mb: int, vcores: int = 0) -> Node | None:
+        """The node with the most free memory, if the (normalised) request fits there; with
+        ``vcores``, the one with the most free memory among those that also have the vcores
+        free. A FairScheduler checks both (``fitsIn``); a CapacityScheduler with the default
+        resource calculator passes none: it places by memory alone and lets vcores run over."""
         if self._top * self.min_alloc_mb < memory_mb:
             return None
-        return next(iter(self._buckets[self._top]))
+        if vcores <= 0:
+            return next(iter(self._buckets[self._top]))
+        fewest_units = -(-memory_mb // self.min_alloc_mb)
+        for units in range(self._top, fewest_units - 1, -1):
+            for node in self._buckets[units]:
+                if node.free_vcores >= vcores:
+                    return node
+        return None
 
     def allocate(self, node: Node, memory_mb: int, vcores: int) -> None:
         self._account()

@@ -9,7 +9,8 @@ Not modelled: preemption (off by default in FS too), queue placement rules (jobs
 an unknown queue is created as a leaf, as the default ``specified`` rule does), ACLs,
 reservations, maxChildResources, the fair-share update interval (shares are recomputed whenever
 the set of active queues changes), a parent queue's own drf policy (children are always compared
-by memory). Placement is one scheduling pass over the cluster, not a node heartbeat at a time.
+by memory). Placement is one scheduling pass over the cluster, not a node heartbeat at a time;
+a container goes where both its memory and its vcores fit (``fitsIn``), whatever the policy.
 """
 
 from __future__ import annotations
@@ -719,7 +720,7 @@ class FairScheduler:
                 if not self._fits_max(leaf, mem, vc):
                     blocked.add(id(leaf))
                     continue
-                node = cluster.find(mem)
+                node = cluster.find(mem, vc)
                 if node is None or not self.am_allowed(leaf, app):
                     am_blocked.add(id(leaf))
                     continue
@@ -737,7 +738,7 @@ class FairScheduler:
                 heapq.heappush(leaf.heap, (self._key(leaf, app), app.index, app.hver, app))
                 blocked.add(id(leaf))
                 continue
-            node = cluster.find(mem)
+            node = cluster.find(mem, vc)
             if node is None:
                 skipped.append((leaf, app))
                 continue

@@ -87,6 +87,21 @@ def test_placement_takes_the_node_with_most_free_memory() -> None:
     assert cluster.used_mb == 2048 + 7168 and cluster.containers == 2
 
 
+def test_placement_with_vcores_skips_nodes_out_of_them() -> None:
+    cluster = _cluster(Engine(), [])  # 2 nodes x 8192 MB x 2 vcores
+    first = cluster.find(1024, 1)
+    assert first is not None
+    cluster.allocate(first, 1024, 2)  # first: 7168 MB but no vcore left
+    second = cluster.find(1024, 1)
+    assert second is not None and second is not first
+    cluster.allocate(second, 2048, 1)  # second: 6144 MB, 1 vcore
+    assert cluster.find(1024) is first  # memory alone: the most free memory
+    assert cluster.find(1024, 1) is second
+    assert cluster.find(7168, 1) is None  # first has the memory, second the vcore
+    cluster.allocate(second, 1024, 1)
+    assert cluster.find(1024, 1) is None
+
+
 def test_tasks_alone_run_at_full_speed() -> None:
     engine = Engine()
     done: list[tuple[float, str]] = []
