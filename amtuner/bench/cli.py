@@ -167,7 +167,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="controller policies to compare, comma-separated (always includes "
                    f"paper; known: {', '.join(sorted(POLICIES))})")
     p.add_argument("--quick", action="store_true",
-                   help="a small subset (one larger cluster, phases, two queues, Poisson, SLS)")
+                   help="a small subset (one larger cluster, phases, vcores, two queues, Poisson, "
+                   "SLS)")
     p.add_argument("--shared", type=Path, default=suite.SHARED,
                    help="the fixtures directory holding the traces (default: %(default)s); "
                    "trace workloads are skipped when absent")

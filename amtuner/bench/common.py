@@ -45,10 +45,12 @@ def simulate(
     period_s: float = PERIOD_S,
     targets: tuple[str, ...] = (),
     lead_s: float = 0.0,
+    node_vcores: int | None = None,
 ) -> SimResult:
     """``spec`` with the global AM share fixed at ``a``, or (``a`` None) under ``policy`` every
     ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
-    global value), its first cycle ``lead_s`` before the first job (0: with it)."""
+    global value), its first cycle ``lead_s`` before the first job (0: with it); on nodes with
+    ``node_vcores`` vcores instead of the workload's."""
     workload = load_workload(spec, seed=seed)
     if a is None and lead_s:
         # Makespan and job completion times are measured from submissions, so they do not move.
@@ -57,7 +59,7 @@ def simulate(
     config = default_scheduler_config(
         scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a
     )
-    sim = build_simulation(scheduler, workload, config, seed=seed)
+    sim = build_simulation(scheduler, workload, config, seed=seed, node_vcores=node_vcores)
     if a is not None:
         return sim.run(max_sim_seconds)
     with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:

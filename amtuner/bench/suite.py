@@ -20,17 +20,16 @@ FairScheduler's 5-15 s reload delay, and short against how fast the workload cha
 "Best fixed" is the fixed value with the smallest mean makespan (ties: the lowest A); the best
 value for mean job completion time is reported beside it, since it can differ.
 
-Cost: the full suite is 990 simulations (with one policy), 130 s of wall time with 2 workers on
-a 2-core machine shared with other work; ``--quick`` is 110 simulations in about 2 s. The SWIM
-day is the longest single run (3 s fixed, 6-8 s under a controller, of which the control cycles
-are about half: cProfile shows the HTTP-shaped adapter's request handling, a third of it
-requests' proxy look-up in the environment, dominating a cycle).
+Cost: the full suite is 1,152 simulations (with one policy beside ``paper``), about 85 s of wall
+time with 2 workers on a 2-core machine; ``--quick`` is 144 simulations in about 2 s. The SWIM
+day is the longest single run (4.5 s fixed, 6.5 s under a controller at a 60 s period: the
+1,440 control cycles cost about 2 s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import mean
 
@@ -45,6 +44,7 @@ from amtuner.bench.common import (
 )
 from amtuner.model import SchedulerKind
 from amtuner.sim.control import PERIOD_S
+from amtuner.sim.spec import Workload
 from amtuner.sim.workload import PAPER_GROUPS, describe, load_workload
 
 SHARED = Path(__file__).resolve().parents[3] / "shared"
@@ -81,6 +81,13 @@ class Bench:
     max_sim_seconds: float = MAX_SIM_SECONDS
     seeded: bool = True
     """False for a trace: one run per value."""
+    node_vcores: int | None = None
+    """Vcores per node instead of the workload's."""
+
+    def workload(self) -> Workload:
+        """The workload as this bench runs it (seed 0)."""
+        w = load_workload(self.spec)
+        return w if self.node_vcores is None else replace(w, node_vcores=self.node_vcores)
 
 
 @dataclass(frozen=True, slots=True)
@@ -137,6 +144,14 @@ def benches(shared: Path | None = SHARED, *, quick: bool = False) -> tuple[list[
             "twoqueue:small,large",
             "small jobs in root.a, large in root.b; the policy tunes each queue",
             targets=("root.a", "root.b"),
+        ),
+        Bench(
+            "mixed, 3 vcores",
+            "paper:mixed",
+            "the paper's mixed group on nodes with 3 vcores instead of 8: vcores run out before "
+            "memory. A FairScheduler counts them when it places containers and admits AMs; a "
+            "CapacityScheduler with the default resource calculator places by memory alone",
+            node_vcores=3,
         ),
         Bench(
             "poisson",
@@ -226,6 +241,7 @@ def run_case(case: Case) -> Outcome:
         period_s=b.period_s,
         targets=b.targets,
         lead_s=case.lead_s,
+        node_vcores=b.node_vcores,
     )
     if not result.finished:
         return Outcome(None, None)
@@ -263,7 +279,7 @@ def summarise(
             b.name: {
                 "spec": b.spec,
                 "why": b.why,
-                "description": describe(load_workload(b.spec)),
+                "description": describe(b.workload()),
                 "control_period_s": b.period_s,
                 "targets": list(b.targets),
                 "seeds": seeds if b.seeded else 1,
@@ -339,7 +355,7 @@ def format_table(summary: dict[str, object], schedulers: Sequence[SchedulerKind]
             f"x/best = policy / best fixed value)"
         )
         header = (
-            f"  {'workload':<14} {f'default A={DEFAULT_A[kind]:g}':>17} "
+            f"  {'workload':<15} {f'default A={DEFAULT_A[kind]:g}':>17} "
             f"{'best fixed (A)':>17} {'best JCT (A)':>15}"
         )
         for p in policies:
@@ -350,7 +366,7 @@ def format_table(summary: dict[str, object], schedulers: Sequence[SchedulerKind]
             best = f"{fmt(g['best_fixed_makespan_s'])} ({fmt(g['best_fixed_a'])})"
             best_jct = f"{fmt(g['best_fixed_mean_jct_s'])} ({fmt(g['best_fixed_jct_a'])})"
             row = (
-                f"  {name:<14} "
+                f"  {name:<15} "
                 f"{_pair(g['default_makespan_s'], g['default_mean_jct_s']):>17} "
                 f"{best:>17} {best_jct:>15}"
             )

@@ -40,11 +40,12 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, str]:
 
 def test_quick_json_has_every_figure_for_every_workload(quick: tuple[dict, Path, str]) -> None:
     summary, _, stdout = quick
-    names = {"mixed@16", "phases", "two queues", "poisson"}
+    names = {"mixed@16", "phases", "two queues", "mixed, 3 vcores", "poisson"}
     if SHARED.is_dir():
         names.add("sls sample")
     assert set(summary["workloads"]) == names
     assert summary["workloads"]["two queues"]["targets"] == ["root.a", "root.b"]
+    assert "8192 MB / 3 vcores" in summary["workloads"]["mixed, 3 vcores"]["description"]
     assert summary["parameters"]["policies"] == ["paper"]
     assert summary["wall_seconds"] > 0
     for kind in ("capacity", "fair"):
@@ -159,3 +160,14 @@ def test_switching_the_share_per_phase_beats_every_fixed_share(kind: SchedulerKi
     switched = sim.run(suite.MAX_SIM_SECONDS)
     assert switched.makespan_s is not None
     assert switched.makespan_s < min(fixed)
+
+
+def test_a_bench_runs_on_its_own_vcores_per_node() -> None:
+    # 3 vcores per 8 GB node: on the FairScheduler vcores, not memory, bound the mixed group.
+    fair = SchedulerKind.FAIR
+    plain, few = (
+        suite.run_case(Case(Bench("b", "paper:mixed", "", node_vcores=vc), fair, 0.5, 0))
+        for vc in (None, 3)
+    )
+    assert plain.makespan_s is not None and few.makespan_s is not None
+    assert few.makespan_s > 1.5 * plain.makespan_s
