@@ -388,7 +388,8 @@ def observations(draw: st.DrawFn) -> Observation:
         draw(counts), draw(counts), used, am, total=total,
         vcores=(int(draw(frac) * vtotal), vtotal),
     )  # fmt: skip
-    return replace(o, scheduler=draw(st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR])))
+    kind = draw(st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR]))
+    return replace(o, scheduler=kind, vcores_scheduled=draw(st.booleans()))
 
 
 @st.composite
