@@ -290,6 +290,11 @@ class CapacityScheduler:
     def global_am_share(self) -> float:
         return self.conf.global_am_percent
 
+    @property
+    def leaf_am_shares(self) -> dict[str, float]:
+        """Each leaf's effective maximum-am-resource-percent (its own, else the global one)."""
+        return {q.conf.path: q.conf.am_percent for q in self.leaves}
+
     def _build(self, conf: CSConf, old: dict[str, CSQueue]) -> None:
         """Swap in ``conf``, keeping the leaves (and their apps) that stay leaves; checks first,
         so a refused configuration leaves every queue as it was."""

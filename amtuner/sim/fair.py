@@ -376,6 +376,11 @@ class FairScheduler:
     def global_am_share(self) -> float:
         return self.conf.queue_max_am_share_default
 
+    @property
+    def leaf_am_shares(self) -> dict[str, float]:
+        """Each leaf's effective maxAMShare (its own, else queueMaxAMShareDefault)."""
+        return {path: q.max_am_share for path, q in self.queues.items() if q.is_leaf}
+
     def _apply_settings(self, q: FSQueue) -> None:
         c, conf = q.conf, self.conf
         total_mb, total_vc = self.cluster.total_mb, self.cluster.total_vcores

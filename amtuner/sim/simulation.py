@@ -63,6 +63,9 @@ class SimResult:
     """Allocated / total memory, averaged over simulated time."""
     a_trace: list[list[float]] = field(default_factory=list)
     """[t, A] each time the global AM share changed, starting at t = 0."""
+    queue_a_trace: dict[str, list[list[float]]] = field(default_factory=dict)
+    """Per leaf queue, [t, A] each time its effective AM share changed: a controller tuning
+    queues one by one moves these and leaves the global value alone."""
 
     def to_json_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -111,6 +114,9 @@ class Simulation:
             self.engine, self.cluster, self.scheduler, self.apps, make_rng(seed, "tasks")
         )
         self.a_trace: list[list[float]] = [[0.0, self.scheduler.global_am_share]]
+        self.queue_a_trace: dict[str, list[list[float]]] = {
+            path: [[0.0, a]] for path, a in self.scheduler.leaf_am_shares.items()
+        }
         self.wall_seconds = 0.0
         self._periodic = 0
         if not self.apps:
@@ -165,6 +171,10 @@ class Simulation:
         a = self.scheduler.global_am_share
         if a != self.a_trace[-1][1]:
             self.a_trace.append([_r(self.now), a])
+        for path, a in self.scheduler.leaf_am_shares.items():
+            trace = self.queue_a_trace.setdefault(path, [])
+            if not trace or a != trace[-1][1]:
+                trace.append([_r(self.now), a])
         self.runtime.mark_dirty()
 
     def view(self) -> ClusterView:
@@ -254,6 +264,7 @@ class Simulation:
                 round(self.cluster.memory_seconds / (total_mb * now), 6) if now > 0 else 0.0
             ),
             a_trace=[list(p) for p in self.a_trace],
+            queue_a_trace={q: [list(p) for p in t] for q, t in self.queue_a_trace.items()},
         )
 
 

@@ -51,3 +51,18 @@ def test_a_fair_scheduler_picks_the_file_up_on_its_own_poll(tmp_path: Path) -> N
     reloads = [t for t, _a in result.a_trace[1:]]
     expected = sorted({10 * -(-(w + 5) // 10) for w in run.applied_at})
     assert reloads == [t for t in expected if t <= result.sim_seconds][: len(reloads)]
+
+
+@pytest.mark.parametrize("kind", list(SchedulerKind))
+def test_tuning_queues_one_by_one_shows_in_their_own_traces(
+    tmp_path: Path, kind: SchedulerKind
+) -> None:
+    workload = load_workload("twoqueue:small,large")
+    sim = build_simulation(kind, workload, default_scheduler_config(kind, workload.queues, 0.3))
+    settings = ControllerSettings(policy="adaptive")
+    ControlledRun(sim, tmp_path, controller=settings, targets=("root.a", "root.b"))
+    result = sim.run(20_000)
+    assert result.finished and result.a_trace == [[0.0, 0.3]]
+    assert set(result.queue_a_trace) == {"root.a", "root.b"}
+    for trace in result.queue_a_trace.values():
+        assert trace[0] == [0.0, 0.3] and len(trace) > 1, result.queue_a_trace

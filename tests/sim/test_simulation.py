@@ -52,6 +52,7 @@ def test_result_has_the_agreed_fields() -> None:
         "events",
         "mean_memory_utilisation",
         "a_trace",
+        "queue_a_trace",
         "finished",
         "stopped_reason",
     ):
