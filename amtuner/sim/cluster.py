@@ -124,8 +124,9 @@ class Cluster:
         resource calculator passes none: it places by memory alone and lets vcores run over."""
         if self._top * self.min_alloc_mb < memory_mb:
             return None
-        if vcores <= 0:
-            return next(iter(self._buckets[self._top]))
+        roomiest = next(iter(self._buckets[self._top]))
+        if vcores <= 0 or roomiest.free_vcores >= vcores:
+            return roomiest  # nearly always: memory runs out first in most clusters
         fewest_units = -(-memory_mb // self.min_alloc_mb)
         for units in range(self._top, fewest_units - 1, -1):
             for node in self._buckets[units]:

@@ -112,18 +112,20 @@ def test_am_share_caps_running_apps_at_placement_time() -> None:
 
 
 def test_vcores_bind_the_fair_scheduler_but_not_the_capacity_scheduler() -> None:
-    # Two nodes of 8192 MB and 2 vcores. The FairScheduler places a container only where its
-    # vcores fit too (fitsIn); the CapacityScheduler with its default calculator places by
-    # memory alone and runs a node's vcores below zero, as the real one does.
+    # Two nodes of 8192 MB and 2 vcores, one job of 10 maps. The FairScheduler places a
+    # container only where its vcores fit too (fitsIn): 4 at most. The CapacityScheduler with its
+    # default calculator places by memory alone, the AM and all 10 maps at once, and runs the
+    # nodes' vcores below zero, as the real one does.
     wl = _workload({"root.default": 1}, maps=10, nodes=2)
-    for kind, never_over in (("fair", True), ("capacity", False)):
+    for kind, most, never_over in (("fair", 4, True), ("capacity", 11, False)):
         config = default_scheduler_config(kind, wl.queues, 1.0)
         sim = build_simulation(kind, wl, config, node_memory_mb=8192, node_vcores=2)
-        lowest = 0
+        lowest = highest = 0
         for t in range(1, 60):
             sim.run_until(float(t))
             lowest = min(lowest, *(node.free_vcores for node in sim.cluster.nodes))
-        assert (lowest >= 0) is never_over, (kind, lowest)
+            highest = max(highest, sim.view().containers_allocated)
+        assert (highest, lowest >= 0) == (most, never_over), (kind, highest, lowest)
 
 
 def test_minus_one_lets_every_am_start() -> None:
