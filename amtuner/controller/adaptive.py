@@ -46,19 +46,19 @@ and why each part is there:
   below its share (an AM still waiting for its task), A holds. For longer jobs the
   FairScheduler shares containers among all running apps, so an AM too many slows every job:
   it always goes to the goal.
-* **New jobs arriving into short jobs, on the FairScheduler: straight to the goal.** When the
-  backlog grows (P above last period's) while the running jobs were short, A is high for jobs
-  whose size is unknown, and short AMs are finishing all the time: every one frees a place
-  that A lets a newcomer take within the period, AMs admitted in excess cannot be taken back,
-  and the FairScheduler spreads containers over all of them. So A goes at once
-  to the goal used - T2 (where tasks would keep T2), as if the cluster were full of long jobs;
-  if the newcomers are short too, the turnover shows it next period and the room rule raises
-  again. Only while used exceeds T2 (else the goal is no AM at all). The CapacityScheduler
-  serves a queue's apps in order, so there a newcomer admitted too many waits for containers
-  without slowing the jobs ahead of it, and the rule (tried) only cost the phase-changing
-  workload two points. The net change of P + R
-  hides finishes when arrivals match them, so "short" is carried over periods with arrivals
-  (extra key SHORT).
+* **New jobs arriving into short jobs, on the FairScheduler: down to 1 - T2.** When the backlog
+  grows (P above last period's) while the running jobs were short, A is high for jobs whose size
+  is unknown, and short AMs are finishing all the time: every one frees a place that A lets a
+  newcomer take within the period, AMs admitted in excess cannot be taken back, and the
+  FairScheduler spreads containers over all of them. So A goes at once to 1 - T2, where tasks
+  keep T2 once long jobs fill the cluster; if the newcomers are short too, the turnover shows it
+  next period and the room rule raises again. (The full rule's goal, used - T2, tried here, cut
+  A below the AMs already running whenever a trickle arrived on a half-busy cluster: on a stream
+  of short jobs A fell to 0.09 and the backlog grew to 60 while the cluster idled.) The
+  CapacityScheduler serves a queue's apps in order, so there a newcomer admitted too many waits
+  for containers without slowing the jobs ahead of it, and the rule (tried) only cost the
+  phase-changing workload two points. The net change of P + R hides finishes when arrivals match
+  them, so "short" is carried over periods with arrivals (extra key SHORT).
 * **n is a search depth, not a clock.** A reversal (the last move overshot) deepens it; a
   second move the same way after a non-reversal makes it shallower (the optimum is further than
   thought); a backlog jump (P grows by more than R and more than P was) resets it to 1: a new
@@ -239,11 +239,12 @@ def decide(
         why = f"idle at start-up: A to 1 - T2 = {start:.4g}, where tasks keep T2 once AMs fill A"
     elif f.pending == 0:
         rule, why = Rule.HOLD, "nothing waits, A binds nobody"
-    elif not capacity and arrived and was_short and goal > 0 and a - goal >= 10**-DECIMALS:
-        rule, want, cap = Rule.OVER_ALLOCATION_3, -1, a - goal
+    elif not capacity and arrived and was_short and a - start >= 10**-DECIMALS:
+        rule, want, cap = Rule.OVER_ALLOCATION_3, -1, a - start
         why = (
             f"P grew {prev_p} -> {f.pending} while the running jobs were short: new jobs of"
-            f" unknown size would take every AM place that frees; goal {goal:.4f}"
+            f" unknown size would take every AM place that frees; to 1 - T2 = {start:.4g}, where"
+            " tasks keep T2 once long jobs fill the cluster"
         )
     elif f.used < ROOMY:
         unseen = not burst and last_raised and f.am <= state.extra.get(AM_SEEN, 0.0)

@@ -123,13 +123,14 @@ def test_short_jobs_on_the_fair_scheduler_hold_and_long_ones_go_to_the_goal() ->
     assert s.extra[adaptive.SHORT] == 0.0
 
 
-def test_new_jobs_arriving_into_short_jobs_send_a_fair_scheduler_to_the_goal() -> None:
+def test_new_jobs_arriving_into_short_jobs_send_a_fair_scheduler_to_one_minus_t2() -> None:
     # P 10 -> 20 with R 10 -> 10: arrivals hide how many finished (the net change shows none),
     # but last period's jobs were short. Used 0.90 is no reason to move by itself (dead band);
-    # the newcomers' size is unknown and each freed AM place would admit one: goal 0.9 - 0.5.
+    # the newcomers' size is unknown and each freed AM place would admit one: A goes to where
+    # tasks keep T2 once long jobs fill the cluster, 1 - 0.5.
     o = replace(obs(20, 10, 90_000, 60_000), scheduler=SchedulerKind.FAIR)
     d, s = decide(o, seen(0.8, p=10, extra={adaptive.SHORT: 1.0}))
-    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.4)
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
     assert "P grew 10 -> 20 while the running jobs were short" in d.reason
     assert s.extra[adaptive.SHORT] == 1.0  # carried over the arrivals
     # Long jobs before the arrivals, or the CapacityScheduler (FIFO: a newcomer too many waits
@@ -139,9 +140,18 @@ def test_new_jobs_arriving_into_short_jobs_send_a_fair_scheduler_to_the_goal() -
     capacity = replace(o, scheduler=SchedulerKind.CAPACITY)
     d, _ = decide(capacity, seen(0.8, p=10, extra={adaptive.SHORT: 1.0}))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.8)
-    # Already at or below the goal: nothing to do.
+    # Already at or below 1 - T2: nothing to do.
     d, _ = decide(o, seen(0.4, p=10, extra={adaptive.SHORT: 1.0}))
     assert d.new_a == 0.4
+
+
+def test_a_trickle_into_short_jobs_on_a_half_busy_cluster_keeps_its_room() -> None:
+    # A stream of short jobs: one arrives (P 0 -> 1) with the cluster 0.59 used. The room is
+    # real; the old goal used - T2 = 0.09 cut A below the AMs already running and let the
+    # backlog grow to 60 while the cluster idled. At A 0.5 = 1 - T2 there is nothing to lower.
+    o = replace(obs(1, 8, 59_000, 50_000), scheduler=SchedulerKind.FAIR)
+    d, _ = decide(o, seen(0.5, p=0, extra={adaptive.SHORT: 1.0}))
+    assert d.rule is not Rule.OVER_ALLOCATION_3 and d.new_a >= 0.5
 
 
 def test_short_jobs_on_the_capacity_scheduler_raise_by_the_bisection_step() -> None:
