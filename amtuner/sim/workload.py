@@ -10,7 +10,7 @@
   single AM share suits every phase (see `load_phases`).
 * ``twoqueue:small,large`` — two phases' jobs at once, one per queue (see `load_two_queues`).
 * ``poisson:GROUP`` — paper jobs arriving one by one at random instead of in one batch
-  (see `load_poisson`).
+  (see `load_poisson`); ``stream:GROUP`` the same for half an hour (`STREAM_JOBS`).
 * ``sls:PATH`` — a Hadoop Scheduler Load Simulator JSON job trace (see `load_sls`).
 * ``swim:PATH`` — a SWIM day trace of Facebook jobs (see `load_swim`).
 * ``rumen:PATH`` — a rumen job-history trace, read the way SLS's RUMEN trace type does
@@ -407,6 +407,11 @@ POISSON_MEAN_GAP_S = 3.0
 """Mean time between submissions. The paper's mixed group at its best A finishes 30 jobs in about
 80 s on 4 nodes (2.7 s a job), so this offers ~90 % of what the cluster can do at a good A and
 overloads it at a poor one (the CapacityScheduler default 0.1 manages 8.5 s a job)."""
+STREAM_JOBS = 600
+STREAM_MEAN_GAP_S = 2.7
+"""``stream:``: a steady stream at about what the 4 nodes do at a good A, for about 27 minutes, so
+the AM limit binds much of the time: the regime a daemon lives in, where a batch's first second
+no longer decides the run and a policy that misreads arrivals shows it."""
 
 
 def _phase_jobs(
@@ -474,18 +479,24 @@ def load_two_queues(spec: str, *, seed: int = 0) -> Workload:
     return _paper_cluster(f"twoqueue:{spec}", jobs, TWO_QUEUE_NODES, TWO_QUEUES)
 
 
-def load_poisson(group: str, *, seed: int = 0) -> Workload:
-    """`POISSON_JOBS` jobs of a paper group on the paper's 4 nodes, submitted as a Poisson
-    process (exponential gaps, mean `POISSON_MEAN_GAP_S`) from t=0; gaps and jitter are drawn
-    from the seed."""
-    names = _group_names(group, POISSON_JOBS)
-    rng = random.Random(f"poisson:{group}:{seed}")
-    jobs = []
+def load_poisson(
+    group: str,
+    *,
+    seed: int = 0,
+    jobs: int = POISSON_JOBS,
+    mean_gap_s: float = POISSON_MEAN_GAP_S,
+    kind: str = "poisson",
+) -> Workload:
+    """``jobs`` jobs of a paper group on the paper's 4 nodes, submitted as a Poisson process
+    (exponential gaps, mean ``mean_gap_s``) from t=0; gaps and jitter are drawn from the seed."""
+    names = _group_names(group, jobs)
+    rng = random.Random(f"{kind}:{group}:{seed}")
+    specs = []
     t = 0.0
     for i, name in enumerate(names):
-        jobs.append(_paper_job(i, PROFILES[name], round(t, 3), "root.default", rng))
-        t += rng.expovariate(1.0 / POISSON_MEAN_GAP_S)
-    return _paper_cluster(f"poisson:{group}", jobs, PAPER_NODES, ("root.default",))
+        specs.append(_paper_job(i, PROFILES[name], round(t, 3), "root.default", rng))
+        t += rng.expovariate(1.0 / mean_gap_s)
+    return _paper_cluster(f"{kind}:{group}", specs, PAPER_NODES, ("root.default",))
 
 
 # --------------------------------------------------------------------------------------------
@@ -494,13 +505,13 @@ def load_poisson(group: str, *, seed: int = 0) -> Workload:
 
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
-    ``poisson:GROUP``, ``sls:PATH``, ``swim:PATH`` or ``rumen:PATH``."""
-    kinds = "paper, phase, twoqueue, poisson, sls, swim or rumen"
+    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH`` or ``rumen:PATH``."""
+    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim or rumen"
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
-            "poisson:GROUP, sls:PATH, swim:PATH or rumen:PATH"
+            "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH or rumen:PATH"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")
@@ -515,6 +526,10 @@ def load_workload(spec: str, *, seed: int = 0) -> Workload:
         return load_two_queues(rest, seed=seed)
     if prefix == "poisson":
         return load_poisson(rest, seed=seed)
+    if prefix == "stream":
+        return load_poisson(
+            rest, seed=seed, jobs=STREAM_JOBS, mean_gap_s=STREAM_MEAN_GAP_S, kind="stream"
+        )
     if prefix == "sls":
         return load_sls(rest)
     if prefix == "swim":

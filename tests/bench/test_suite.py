@@ -90,7 +90,8 @@ def test_full_suite_lists_the_larger_clusters_and_the_traces() -> None:
     names = {b.name for b in benches}
     for nodes in (16, 100):
         assert {f"{g}@{nodes}" for g in ("grep", "terasort", "wordcount", "mixed")} <= names
-    assert {"phases", "phase small", "phase large", "two queues", "poisson"} <= names
+    assert {"phases", "phase small", "phase large", "two queues", "poisson", "stream"} <= names
+    assert "mixed, 3 vcores" in names
     if SHARED.is_dir():
         assert {"swim fb-2009", "sls sample", "rumen sample"} <= names and not notes
         swim = next(b for b in benches if b.name == "swim fb-2009")

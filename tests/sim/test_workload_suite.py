@@ -13,6 +13,8 @@ from amtuner.sim.workload import (
     PHASES,
     POISSON_JOBS,
     POISSON_MEAN_GAP_S,
+    STREAM_JOBS,
+    STREAM_MEAN_GAP_S,
     TWO_QUEUE_NODES,
     TWO_QUEUES,
     WorkloadError,
@@ -104,9 +106,20 @@ def test_poisson_arrivals_are_spread_at_the_documented_rate() -> None:
     assert abs(mean(gaps) - POISSON_MEAN_GAP_S) < 1.0
 
 
+def test_a_stream_is_a_longer_poisson_process() -> None:
+    w = load_workload("stream:mixed", seed=0)
+    submits = [j.submit_s for j in w.jobs]
+    assert len(submits) == STREAM_JOBS == 600 and submits == sorted(submits)
+    # 599 exponential gaps: standard error 2.7 / sqrt(599) = 0.11 s.
+    assert abs(mean(b - a for a, b in pairwise(submits)) - STREAM_MEAN_GAP_S) < 0.4
+    assert w.name == "stream:mixed"
+
+
 @pytest.mark.parametrize(
-    "spec", ["paper:grep@16", "phase:small,large,mixed", "twoqueue:small,large", "poisson:mixed"]
-)
+    "spec",
+    ["paper:grep@16", "phase:small,large,mixed", "twoqueue:small,large", "poisson:mixed",
+     "stream:mixed"],
+)  # fmt: skip
 def test_generators_repeat_per_seed_and_vary_across_seeds(spec: str) -> None:
     assert load_workload(spec, seed=5) == load_workload(spec, seed=5)
     assert load_workload(spec, seed=5) != load_workload(spec, seed=6)
