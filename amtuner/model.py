@@ -37,6 +37,8 @@ class QueueStats:
     """What the queue may use now: CS max(guarantee, current limit) approximated by the
     effective max capacity; FS the instantaneous fair share."""
     vcores_share: int | None = None
+    containers: int | None = None
+    """Containers allocated, AMs included (CS ``numContainers``, FS ``allocatedContainers``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +59,9 @@ class Observation:
     am_memory_used_mb: int | None = None
     """Sum of the RM's measured AM memory over leaf queues, when the RM reports it."""
     queues: tuple[QueueStats, ...] = ()
+    containers: int | None = None
+    """Containers allocated cluster-wide, AMs included (``containersAllocated``); with the AM
+    figures it tells how large a task container is, and so how many tasks an AM's room holds."""
     vcores_scheduled: bool = True
     """False when the scheduler ignores vcores (a CapacityScheduler with the default resource
     calculator): it counts one vcore per container, so its vcore figures can pass the cluster's

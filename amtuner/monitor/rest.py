@@ -145,6 +145,7 @@ class ClusterMetrics:
     memory_total_mb: int
     vcores_used: int
     vcores_total: int
+    containers: int | None = None
 
 
 def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
@@ -160,6 +161,7 @@ def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
         # vcores are not in 2.4: absent means unknown (0), and the policies count memory alone.
         vcores_used=_opt_count(m, "allocatedVirtualCores", where) or 0,
         vcores_total=_opt_count(m, "totalVirtualCores", where) or 0,
+        containers=_opt_count(m, "containersAllocated", where),
     )
     if total == 0:
         raise ObservationError(
@@ -239,7 +241,7 @@ def _cs_leaves(
         share = (round(total_mb * fraction / 100), round(total_vcores * fraction / 100))
     if share is not None and not total_vcores:
         share = (share[0], None)  # no cluster vcores reported: no vcore share either
-    counters = ("numPendingApplications", "numActiveApplications")
+    counters = ("numPendingApplications", "numActiveApplications", "numContainers")
     yield _leaf(path, queue, counters, used, am_used, am_limit, share)
 
 
@@ -260,7 +262,8 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
     am_used = _resource(queue, "amUsedResources", path)
     am_limit = _resource(queue, "amMaxResources", path)
     share = _resource(queue, "fairResources", path)
-    yield _leaf(path, queue, ("numPendingApps", "numActiveApps"), used, am_used, am_limit, share)
+    counters = ("numPendingApps", "numActiveApps", "allocatedContainers")
+    yield _leaf(path, queue, counters, used, am_used, am_limit, share)
 
 
 Pair = tuple[int, int | None]
@@ -269,13 +272,14 @@ Pair = tuple[int, int | None]
 def _leaf(
     path: str,
     queue: Mapping[str, Any],
-    counters: tuple[str, str],
+    counters: tuple[str, str, str],
     used: tuple[int, int],
     am_used: Pair | None,
     am_limit: Pair | None,
     share: Pair | None,
 ) -> QueueStats:
-    """One leaf from the figures both schedulers report, under their own field names."""
+    """One leaf from the figures both schedulers report, under their own field names
+    (``counters``: pending apps, running apps, containers)."""
     return QueueStats(
         name=path,
         pending_apps=_count(queue, counters[0], path),
@@ -287,6 +291,7 @@ def _leaf(
         am_memory_limit_mb=am_limit[0] if am_limit else None,
         memory_share_mb=share[0] if share else None,
         vcores_share=share[1] if share else None,
+        containers=_opt_count(queue, counters[2], path),
     )
 
 
@@ -341,5 +346,6 @@ def build_observation(
         vcores_total=metrics.vcores_total,
         am_memory_used_mb=am_total,
         queues=leaves,
+        containers=metrics.containers,
         source=source,
     )

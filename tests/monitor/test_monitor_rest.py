@@ -110,7 +110,12 @@ def test_datadog_capacity_am_fields() -> None:
     (q,) = obs.queues
     assert q.name == "root.clientqueue"
     assert (q.am_memory_used_mb, q.am_vcores_used, q.am_memory_limit_mb) == (2688, 3, 2587968)
-    assert (q.memory_used_mb, q.vcores_used, q.running_apps) == (3164800, 579, 3)
+    assert (q.memory_used_mb, q.vcores_used, q.running_apps, q.containers) == (
+        3164800,
+        579,
+        3,
+        75,
+    )
     assert obs.am_memory_used_mb == 2688
 
 
@@ -174,6 +179,8 @@ def test_own_fair_scheduler_with_am_fields() -> None:
     )
     assert obs.am_memory_used_mb == 1024 + 2048
     assert obs.memory_ratio == pytest.approx(9216 / 16384)
+    # Containers (AMs included): the cluster's containersAllocated, each leaf's own count.
+    assert (obs.containers, etl.containers) == (9, 7)
 
 
 def test_unknown_target_queue() -> None:

@@ -37,9 +37,11 @@ def test_observation_matches_the_simulated_cluster(kind: SchedulerKind) -> None:
     )
     assert [q.name for q in obs.queues] == [q.path for q in leaves]
     assert obs.am_memory_used_mb == sum(q.am_used.memory_mb for q in leaves)
+    assert obs.containers == view.containers_allocated >= obs.running_apps
     for seen, truth in zip(obs.queues, leaves, strict=True):
         assert (seen.pending_apps, seen.running_apps) == (
             truth.num_pending_apps,
             truth.num_active_apps,
         )
+        assert seen.containers == truth.allocated_containers
         assert seen.am_memory_limit_mb == truth.am_limit.memory_mb
