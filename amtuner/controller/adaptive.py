@@ -11,6 +11,14 @@ and why each part is there:
   DominantResourceCalculator does. A CapacityScheduler with the default calculator counts one
   vcore per container whatever it asked for and places by memory alone: its vcore figures can
   pass the cluster's total, and counting them would call a half-empty cluster full.
+* **A is counted in whole AMs, by each AM's own larger share.** The AM limit admits an AM when
+  it fits in every resource the scheduler counts, so A is worth as many AMs as its scarcest
+  resource holds: 2 GB, 1 vcore AMs on nodes short of vcores fill A by memory while tasks run
+  out of vcores, and a goal read in vcores is converted before it is written. Both schedulers
+  round the limit up (to a MB, a vcore, or the minimum allocation): where a unit is a whole AM
+  (1-vcore AMs) an A a hair above k AMs admits k + 1. So goals are whole AMs written half a unit
+  under, and a raise whose rounding would admit an AM more than its step covers is trimmed to
+  the AMs the step covers.
 * **A only gates apps that have not started**; it never stops a running AM. With nothing
   waiting A binds nobody: hold.
 * **Idle at start-up: A is set to 1 - T2**, the largest A at which tasks keep T2 once AMs fill
@@ -32,14 +40,19 @@ and why each part is there:
   tried, lost the phase-changing workload its lead: large jobs admitted at the high A it leads
   to cannot be evicted, and the FairScheduler spreads containers over all of them.)
 * **Full (used >= FULL) while apps wait**: every AM that A still admits takes its memory from
-  tasks as it frees. If, with A filled less one AM of slack, tasks would hold less than
-  T2 - step (the paper's T2: AMs then cost more than the work they drive), **lower A straight to
-  the goal** used - T2, where tasks keep T2. It is measured, not searched, so it needs no
-  bisection. Not while AM use is more than one AM over A (a lower A acts only as jobs finish)
-  or A is at the goal. Short jobs (at least TURNOVER of the running apps finished last period,
-  and the backlog is not growing) are not what that rule is about: each has one or two tasks
-  and its AM memory turns over by itself within a period or two, so a full cluster of them
-  holding more as AMs than as tasks is their nature (one-map jobs: best near two thirds of the
+  tasks as it frees. If, with A filled less one AM of slack, tasks would hold less than the
+  aim - step (AMs then cost more than the work they drive), **lower A straight to the goal**:
+  the nearest whole number of AMs to used - aim (a tie goes to fewer), where tasks keep the aim.
+  It is measured, not searched, so it needs no bisection. The aim is the paper's T2 for the
+  paper's AMs, two task units each; for others it follows `task_aim`: AMs the size of a task
+  (vcores bind, one each) leave tasks 0.59: 1.4 tasks per AM where T2 would allow one. The
+  AM-to-task size ratio is measured (task containers are the RM's container count less one AM
+  per running app) and taken as the paper's 2 within AM_TO_TASK_BAND of it. Not while AM use
+  is more than one AM over A (a lower A acts only as jobs finish) or A is at the goal. Short
+  jobs (at least TURNOVER of the running apps finished last period, and the backlog is not
+  growing) are not what that rule is about: each has one or two tasks and its AM memory turns
+  over by itself within a period or two, so a full cluster of them holding more as AMs than as
+  tasks is their nature (one-map jobs: best near two thirds of the
   cluster as AMs), not AMs starving work. On the CapacityScheduler they lose one AM at a time
   (FIFO within the queue gives freed containers to the oldest apps, so the newest AMs wait for
   their task); on the FairScheduler, which gives each freed container to the app furthest
@@ -66,7 +79,7 @@ and why each part is there:
   for the next AM (the scheduler has not used A yet) the probe goes half as far (n = 2): job
   sizes are unknown and excess AMs cannot be taken back. So the loop keeps the reach to follow
   a workload that changes, which the paper's ever-growing n loses after a few periods.
-* **Dead band and stabilisation.** Between ROOMY and FULL, and while tasks keep T2 - step with
+* **Dead band and stabilisation.** Between ROOMY and FULL, and while tasks keep the aim - step with
   A filled, nothing moves. A reversal right after a reversal needs the same signal twice, so
   inputs that alternate cannot make A go up, down, up in consecutive periods.
 
@@ -102,15 +115,25 @@ FULL = 0.95
 """At or above this share the target is full: only then can AMs be what keeps tasks from
 memory. Between ROOMY and FULL (and in the band around T2 below) A is left alone: the dead band."""
 
-ROOM = 2 * 10**-DECIMALS
-"""Added to a move sized to admit one more AM, so rounding A to DECIMALS cannot leave the AM
-a hair too large to fit."""
-
 TURNOVER = 0.5
 """When at least this share of the running apps finished within the last period, the jobs are
 short: their AMs' memory comes back within about two periods whatever A is, and an AM-heavy mix
 is what such jobs need (one map per AM), not AMs sitting idle. The loop then lowers A by one AM
 at a time (CapacityScheduler) or holds it (FairScheduler) instead of going to its goal."""
+
+PAPER_AM_TO_TASK = 2.0
+"""The paper's AM is two task units (R x unit x 2): the size ratio its T2 was set for."""
+
+AM_TO_TASK_RANGE = 8.0
+"""AM-to-task size ratios are taken within [1/8, 8]: beyond, a figure is more likely a moment
+between containers than a job mix (a task-less AM-heavy instant, a lone huge task)."""
+
+AM_TO_TASK_BAND = 1.5
+"""A measured ratio within this factor of the paper's 2 is taken as 2. The count behind it is
+rough: an AM allocated but not yet registered is a container but not a running app, so under
+churn (hundreds of short jobs a period) the ratio reads up to a third high. Outside the band
+the job mix really differs: AMs the size of a task (vcores, one each), or small AMs driving
+large executors."""
 
 RAISED = "raised"
 """extra key: 1 when the last period raised A."""
@@ -143,6 +166,51 @@ class _Figures:
     tasks: float
     measured: bool
     """AM usage came from the RM (False: the paper's R x unit x 2 estimate)."""
+    am_to_task: float = PAPER_AM_TO_TASK
+    """One AM's size over one task container's, on the same resource; the paper's 2 where the
+    RM does not tell how many containers run."""
+    to_a: float = 1.0
+    """An AM share times this is in A's units. The AM limit counts each AM by the resource it
+    uses most of, which need not be the one that binds ``used``: 2 GB, 1 vcore AMs on nodes
+    short of vcores fill A by memory while tasks run out of vcores."""
+    limits: tuple[tuple[float, float], ...] = ()
+    """Per resource the AM limit counts: (one AM, half a unit), as shares of the total."""
+
+    def ams_within(self, a: float) -> int:
+        """Whole AMs inside A."""
+        return min(math.floor(a / each + 1e-9) for each, _ in self.limits)
+
+    def ams_admitted(self, a: float) -> int:
+        """Whole AMs the RM admits under A, its limit rounded up to a whole unit."""
+        return min(
+            math.floor(math.ceil(a / (2 * half) - 1e-9) * 2 * half / each + 1e-9)
+            for each, half in self.limits
+        )
+
+    def a_for(self, ams: int) -> float:
+        """The A that admits ``ams`` AMs of the running apps' mean size and not one more.
+
+        Both schedulers round the limit up (FairScheduler to a whole MB and vcore, the
+        CapacityScheduler to its minimum allocation), so an A a hair above ``ams`` AMs admits
+        one more where a unit is a whole AM (1-vcore AMs): half a unit under is exact on
+        either. Rounded up to DECIMALS, which moves it less than half a unit on clusters below
+        about 5,000 GB or 5,000 vcores.
+        """
+        exact = max(ams * each - half for each, half in self.limits)
+        return math.ceil(round(exact * 10**DECIMALS, 6)) / 10**DECIMALS
+
+
+def _share(
+    used: float, am: float, am_each: float, total: float, tasks_running: int
+) -> tuple[float, float, float, float, float]:
+    """(used, AM, one AM, AM-to-task size, half a unit) as shares of ``total``, for one
+    resource."""
+    task_each = (used - am) / tasks_running if tasks_running else 0.0
+    ratio = am_each / task_each if task_each > 0 else PAPER_AM_TO_TASK
+    ratio = min(max(ratio, 1 / AM_TO_TASK_RANGE), AM_TO_TASK_RANGE)
+    if 1 / AM_TO_TASK_BAND < ratio / PAPER_AM_TO_TASK < AM_TO_TASK_BAND:
+        ratio = PAPER_AM_TO_TASK
+    return used / total, am / total, am_each / total, ratio, 0.5 / total
 
 
 def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Figures:
@@ -154,24 +222,42 @@ def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Fi
         am_mem, am_vc = q.am_memory_used_mb, q.am_vcores_used
         mem_total = q.memory_share_mb if q.memory_share_mb else obs.memory_total_mb
         vc_total = q.vcores_share if q.vcores_share else 0
+        containers = q.containers
     else:
         p, r, mem, vc = obs.pending_apps, obs.running_apps, obs.memory_used_mb, obs.vcores_used
         am_mem = obs.am_memory_used_mb
         am_vcs = [x.am_vcores_used for x in obs.queues]
         am_vc = None if not am_vcs or None in am_vcs else sum(x or 0 for x in am_vcs)
         mem_total, vc_total = obs.memory_total_mb, obs.vcores_total
+        containers = obs.containers
     measured = am_mem is not None
     if am_mem is None:
         am_mem = r * settings.unit_mb * 2
+    # One AM container per running app; the rest run tasks. Unknown without measured AM use.
+    tasks_running = containers - r if measured and containers is not None and containers > r else 0
     am_mem_each = am_mem / r if r and am_mem else settings.unit_mb * 2
-    shares = [(mem / mem_total, am_mem / mem_total, am_mem_each / mem_total)]
+    shares = [_share(mem, am_mem, am_mem_each, mem_total, tasks_running)]
     if vc_total > 0 and obs.vcores_scheduled:
         am_vc = r if am_vc is None else am_vc  # one vcore per AM: the MapReduce default
-        shares.append(
-            (vc / vc_total, am_vc / vc_total, (am_vc / r if r and am_vc else 1) / vc_total)
-        )
-    used, am, each = max(shares)
-    return _Figures(p, r, used, am, each, used - am, measured)
+        am_vc_each = am_vc / r if r and am_vc else 1
+        shares.append(_share(vc, am_vc, am_vc_each, vc_total, tasks_running))
+    used, am, each, ratio, _ = max(shares)
+    limits = tuple((x[2], x[4]) for x in shares)
+    to_a = max(x[0] for x in limits) / each
+    return _Figures(p, r, used, am, each, used - am, measured, ratio, to_a, limits)
+
+
+def task_aim(t2: float, am_to_task: float) -> float:
+    """The share tasks should keep with A filled, for AMs ``am_to_task`` times a task's size.
+
+    The paper's T2 was set for AMs of two task units. A job holds its AM while it starts and
+    ends (time o) and while its tasks work (W, spread over the s task containers it gets), so
+    k AMs of size a (in task units) on C units finish k / (o + W k / (C - a k)) jobs a second,
+    most at s = sqrt(a W / o): the best share for AMs, 1 / (1 + sqrt(W / (a o))), grows with
+    the square root of a. Taking T2 as right for a = 2 fixes W / o, and so the aim for any a.
+    """
+    k = (1 - t2) * math.sqrt(am_to_task)
+    return 1 - k / (k + t2 * math.sqrt(PAPER_AM_TO_TASK))
 
 
 def _move(
@@ -189,6 +275,12 @@ def _move(
     if not up:
         return new, f"to the goal, {cap:.4f} lower"
     return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
+
+
+def _aim_text(aim: float, f: _Figures) -> str:
+    if f.am_to_task == PAPER_AM_TO_TASK:
+        return f"T2 {aim:.3g}"
+    return f"{aim:.3g} (T2 for AMs {f.am_to_task:.2g}x a task)"
 
 
 def decide(
@@ -231,7 +323,10 @@ def decide(
         f"next AM {f.am_per_app:.3f}"
     )
     want, cap = 0, 1.0
-    goal = f.used - settings.t2
+    aim = task_aim(settings.t2, f.am_to_task)
+    # A admits whole AMs: the goal is the nearest whole number of them (at least one), a tie
+    # going to fewer, since an AM admitted in excess cannot be taken back.
+    goal = f.a_for(max(math.ceil((f.used - aim) / f.am_per_app - 0.5), 1))
     start = round(min(max(1 - settings.t2, settings.a_min), settings.a_max), DECIMALS)
     starting = prev_p is None and f.pending == f.running == 0 and start != a
     if starting:
@@ -248,7 +343,7 @@ def decide(
         )
     elif f.used < ROOMY:
         unseen = not burst and last_raised and f.am <= state.extra.get(AM_SEEN, 0.0)
-        fits = f.am + f.pending * f.am_per_app <= a
+        fits = (f.am + f.pending * f.am_per_app) * f.to_a <= a
         if fits:
             rule, why = Rule.HOLD, "room, and every waiting app's AM fits under A: A binds nobody"
         elif not unseen:
@@ -257,7 +352,7 @@ def decide(
             if short and capacity:
                 why += f"; {turnover}: an AM-heavy mix is what they need"
             elif f.tasks < f.am and state.prev_pending is not None:
-                cap = f.am + f.am_per_app - a + ROOM
+                cap = f.a_for(round(f.am / f.am_per_app) + 1) - a
                 why += (
                     "; running apps hold more as AMs than as tasks (in their tail, or just"
                     " started): room for one more AM"
@@ -273,14 +368,14 @@ def decide(
         # Full with apps waiting: every AM that A still admits takes its memory from tasks as
         # it frees. Judge the tasks' share once A is filled, less one AM of slack (A is counted
         # in whole AMs; a band narrower than one AM hunts between two counts).
-        filled = max(f.am, a - f.am_per_app)
-        lacking = settings.t2 - settings.step - (f.used - filled)
+        filled = max(f.am, a / f.to_a - f.am_per_app)
+        lacking = aim - settings.step - (f.used - filled)
         if lacking <= 0:
             rule, why = (
                 Rule.HOLD,
-                (f"full, tasks keep >= T2 {settings.t2:g} - step even with A filled: dead band"),
+                f"full, tasks keep >= {_aim_text(aim, f)} - step even with A filled: dead band",
             )
-        elif f.am > a + f.am_per_app:
+        elif f.am > a / f.to_a + f.am_per_app:
             rule, why = (
                 Rule.HOLD,
                 "over-allocated, but AM use is still over A by more than one AM: waiting",
@@ -293,19 +388,19 @@ def decide(
         elif a - goal < 10**-DECIMALS:
             rule, why = (
                 Rule.HOLD,
-                f"over-allocated, but A is at {goal:.4f} (tasks keep T2 once A is filled):"
-                " waiting for jobs to finish",
+                f"over-allocated, but A is at {goal:.4f} (tasks keep {_aim_text(aim, f)} once A"
+                " is filled): waiting for jobs to finish",
             )
         else:
             rule, want = Rule.OVER_ALLOCATION_3, -1
             cap = a - goal
             why = (
-                f"full, and with A filled tasks would hold {f.used - filled:.2f} < T2 "
-                f"{settings.t2:g} - step: AMs would cost more than the work they drive; "
+                f"full, and with A filled tasks would hold {f.used - filled:.2f} < "
+                f"{_aim_text(aim, f)} - step: AMs would cost more than the work they drive; "
                 f"goal {goal:.4f}"
             )
             if short and capacity:
-                cap = min(cap, f.am_per_app)
+                cap = min(cap, f.am_per_app * f.to_a)
                 why += f"; {turnover}: one AM less"
 
     new_a, how = a, f"A stays {a:.4g}"
@@ -319,7 +414,7 @@ def decide(
             new_wanted = want
             how = f"A stays {a:.4g} (second reversal in a row: waiting one period to confirm)"
         else:
-            if burst and f.running == 0 and f.am + f.am_per_app <= a:
+            if burst and f.running == 0 and (f.am + f.am_per_app) * f.to_a <= a:
                 # Nothing runs yet and A has room for the next AM: A is untried. Job sizes are
                 # unknown, and AMs admitted in excess are not preempted, so probe half as far.
                 n = 2
@@ -328,6 +423,13 @@ def decide(
             elif last == want and not burst and not reversed_last:
                 n = max(1, n - 1)
             new_a, move = _move(a, n, want > 0, cap, settings)
+            if want > 0 and new_a > a:
+                # Where rounding the limit up admits an AM the step does not cover (1-vcore
+                # AMs), A is trimmed to the AMs the step covers (at least one more).
+                whole = max(f.ams_within(new_a), f.ams_admitted(a) + 1)
+                if f.ams_admitted(new_a) > whole:
+                    new_a = min(f.a_for(whole), settings.a_max)
+                    move += f"; trimmed to {whole} whole AMs, the RM rounds its limit up"
             how = f"A {a:.4g} -> {new_a:.4g} ({move})"
             if new_a != a:
                 new_last, new_reversed = want, reversal

@@ -75,12 +75,13 @@ def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
     assert "estimated" not in d.reason
     # Without the RM's figure the paper's estimate is 10 x 2048 = 20 480 MB = 0.2048: with A
     # filled (0.6 - 0.0205 of slack = 0.5795) tasks would hold 0.97 - 0.5795 = 0.39 < 0.45.
-    # Lower towards used - T2 = 0.47, where tasks keep T2: 0.13, less than the bisection's
+    # Lower towards used - T2 = 0.47, where tasks keep T2, in whole AMs: 0.47 / 0.02048 = 22.95,
+    # so 23 AMs, 0.47104 less half a MB, rounded up to 4 decimals. Less than the bisection's
     # (0.6 - 0.05) / 2 = 0.275.
     d, s = decide(obs(5, 10, 97_000, None), seen(0.6, p=5))
-    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.47)
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.4711)
     assert d.reason.startswith("AM use estimated as R x unit x 2; ")
-    assert s.a == 0.47 and s.prev_pending == 5 and s.prev_running == 10
+    assert s.a == 0.4711 and s.prev_pending == 5 and s.prev_running == 10
 
 
 def test_over_allocation_moves_to_where_tasks_keep_t2_and_no_further() -> None:
@@ -89,14 +90,14 @@ def test_over_allocation_moves_to_where_tasks_keep_t2_and_no_further() -> None:
     d, s = decide(obs(5, 10, 100_000, 50_000), seen(0.75, p=5))
     assert (d.rule, d.old_a, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.75, 0.5)
     assert "tasks would hold 0.30 < T2 0.5 - step" in d.reason
-    # AM 0.56 (0.056 each), A 0.53: tasks hold 0.44 < 0.45. The goal 0.5 is 0.03 away: the
-    # move is that, not a whole step.
+    # AM 0.56 (0.056 each), A 0.53: tasks hold 0.44 < 0.45. The goal 0.5 is 8.93 AMs: 9 of
+    # them, 0.504, 0.026 away: the move is that, not a whole step.
     d, _ = decide(obs(5, 10, 100_000, 56_000), seen(0.53, p=5))
-    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
-    # At the goal with AM use (0.56, 0.07 each) still over it: lowering more would act only
-    # as jobs finish.
-    d, _ = decide(obs(5, 8, 100_000, 56_000), s)
-    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.504)
+    # At the goal (7 AMs of 0.07: 0.49) with AM use (0.56) still over it: lowering more would
+    # act only as jobs finish.
+    d, _ = decide(obs(5, 8, 100_000, 56_000), replace(s, a=0.49))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.49)
     assert "waiting for jobs to finish" in d.reason
 
 
@@ -226,9 +227,10 @@ def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> Non
     d, s = decide(obs(10, 10, 60_000, 50_000), seen(0.5))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
     assert "if the room is still there next period" in d.reason
-    # Still there: one more AM, 0.5 + 0.05 - 0.5 + 0.0002 = 0.0502 (more than step 0.05).
+    # Still there: one more AM, 11 x 0.05 = 0.55 (the RM rounds its limit up, so exactly that
+    # admits the eleventh AM).
     d, _ = decide(obs(10, 10, 60_000, 50_000), s)
-    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.5502)
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.55)
     assert "room for one more AM" in d.reason
 
 
@@ -352,14 +354,24 @@ def test_a_queue_without_a_reported_share_falls_back_to_the_cluster_total() -> N
 
 
 def test_vcores_dominate_when_they_run_out_first() -> None:
-    # Memory 0.5 used, but 97 of 100 vcores: the cluster is full. AMs hold 10 vcores; with A
-    # 0.8 filled (0.8 - 0.01 = 0.79) tasks would hold 0.97 - 0.79 = 0.18 < 0.45: lower.
-    o = obs(40, 10, 50_000, 20_000, vcores=(97, 100))
+    # Memory 0.5 used, but 97 of 100 vcores: the cluster is full. 10 AMs of 500 MB and one
+    # vcore each (0.005 of memory, 0.01 of vcores); with A 0.8 filled (0.8 - 0.01 = 0.79) tasks
+    # would hold 0.97 - 0.79 = 0.18 < 0.45: lower.
+    o = obs(40, 10, 50_000, 5_000, vcores=(97, 100))
     d, _ = decide(o, seen(0.8, p=40))
     assert d.rule is Rule.OVER_ALLOCATION_3 and "used 0.97" in d.reason
-    # Without vcore figures the same memory figures show room: raise.
-    d, _ = decide(replace(o, vcores_used=0, vcores_total=0), seen(0.8, p=40))
+    # Without vcore figures the same memory figures show room: raise (from an A that holds
+    # some of the 40 waiting back).
+    d, _ = decide(replace(o, vcores_used=0, vcores_total=0), seen(0.2, p=40))
     assert d.rule is Rule.UNDER_ALLOCATION and "used 0.50" in d.reason
+
+
+def test_a_counts_ams_by_their_own_larger_share() -> None:
+    # The same full vcores, but AMs of 2,000 MB and one vcore: A 0.8 admits 40 of them by
+    # memory (0.02 each), and 40 AMs hold 0.40 of the vcores, so with A filled tasks would keep
+    # 0.97 - 0.39 = 0.58: nothing to lower.
+    d, _ = decide(obs(40, 10, 50_000, 20_000, vcores=(97, 100)), seen(0.8, p=40))
+    assert d.rule is Rule.HOLD and "dead band" in d.reason
 
 
 def test_vcores_a_scheduler_does_not_count_are_ignored() -> None:
@@ -375,6 +387,47 @@ def test_queue_am_vcores_come_from_the_rm() -> None:
               vcores_share=100)  # fmt: skip
     d, _ = decide(obs(5, 10, 40_000, 20_000, vcores=(95, 100), queues=(q,)), seen(0.5), "root.a")
     assert "used 0.95, AM 0.60" in d.reason
+
+
+# --- AMs against tasks, and whole AMs ---------------------------------------------------------
+
+
+def test_the_aim_is_t2_for_the_papers_ams_and_higher_for_ams_the_size_of_a_task() -> None:
+    assert adaptive.task_aim(0.5, 2.0) == pytest.approx(0.5)
+    assert adaptive.task_aim(0.5, 1.0) == pytest.approx(1 - 1 / (1 + 2**0.5))  # 0.586
+    assert adaptive.task_aim(0.5, 8.0) == pytest.approx(1 / 3)  # large AMs, small tasks
+    assert adaptive.task_aim(1.0, 1.0) == 1.0  # T2 1: tasks keep everything, whatever a
+
+
+def fair_3_vcores(p: int, r: int, tasks: int, *, containers: int | None) -> Observation:
+    """Four nodes of 8 GB and 3 vcores; AMs of 2 GB and one vcore, tasks of 1 GB and one."""
+    o = obs(p, r, r * 2048 + tasks * 1024, r * 2048, total=32_768, vcores=(r + tasks, 12))
+    return replace(o, scheduler=SchedulerKind.FAIR, containers=containers)
+
+
+def test_ams_the_size_of_a_task_leave_tasks_more_than_t2() -> None:
+    # Six AMs and six tasks fill the 12 vcores: AMs hold half of them, tasks T2. With the
+    # paper's AMs of two task units that is the aim: hold.
+    d, _ = decide(fair_3_vcores(20, 6, 6, containers=None), seen(0.5, p=20))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
+    # The RM counts 12 containers: 6 tasks of one vcore, the size of an AM. Tasks should keep
+    # 0.586; 4.97 AMs leave them that, so five: 4.5 vcores' worth (the FairScheduler rounds
+    # its limit up to a whole vcore), 0.375 (by memory 0.375 admits six).
+    d, _ = decide(fair_3_vcores(20, 6, 6, containers=12), seen(0.5, p=20))
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.375)
+    assert "0.586 (T2 for AMs 1x a task)" in d.reason
+
+
+def test_a_raise_admits_the_whole_ams_it_covers_not_one_the_rounding_adds() -> None:
+    # First look at 30 waiting apps on the 12 vcores: the probe is (0.95 - 0.5) / 4, to 0.6125.
+    # The FairScheduler would round 7.35 vcores up to 8 and admit two more AMs for a step the
+    # size of 1.35; A goes to 7 AMs' worth instead, 6.5 / 12.
+    d, _ = decide(fair_3_vcores(30, 0, 0, containers=0), ControllerState(a=0.5))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.5417)
+    # With 8 vcores a node memory decides, where rounding up to a whole MB adds no AM: as is.
+    o = replace(fair_3_vcores(30, 0, 0, containers=0), vcores_total=32)
+    d, _ = decide(o, ControllerState(a=0.5))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.6125)
 
 
 def test_zero_total_memory_is_refused() -> None:
@@ -399,7 +452,10 @@ def observations(draw: st.DrawFn) -> Observation:
         vcores=(int(draw(frac) * vtotal), vtotal),
     )  # fmt: skip
     kind = draw(st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR]))
-    return replace(o, scheduler=kind, vcores_scheduled=draw(st.booleans()))
+    containers = draw(st.one_of(st.none(), st.integers(0, 10_000)))
+    return replace(
+        o, scheduler=kind, vcores_scheduled=draw(st.booleans()), containers=containers
+    )
 
 
 @st.composite
