@@ -159,3 +159,34 @@ def test_vcores_the_capacity_scheduler_does_not_count_do_not_make_it_look_full(
     assert run.returncode == 0, run.stdout + run.stderr
     ((target, _old, _new, rule),) = DECISION.findall(run.stdout)
     assert (target, rule) == ("global", "under-allocation"), run.stdout
+
+
+def test_ams_the_size_of_a_task_leave_tasks_more_than_t2(tmp_path: Path) -> None:
+    """FairScheduler on 8 GB nodes with 3 vcores: vcores bind, and an AM takes one, as a task
+    does. At the default 0.5 AMs and tasks hold half the vcores each, which is T2 for the
+    paper's AMs of two task units; the container count the RM serves shows one-unit AMs, so
+    adaptive aims higher for tasks and lowers A."""
+    from amtuner.demo import running_sim
+
+    sched = tmp_path / "fair-scheduler.xml"
+    sched.write_bytes(default_scheduler_config("fair", ["root.default"], am_share=0.5))
+    argv = ["--scheduler", "fair", "--workload", "paper:mixed", "--port", "0",
+            "--speed", "5", "--node-vcores", "3", "--scheduler-config", str(sched)]  # fmt: skip
+    with running_sim(argv) as (url, _):
+        deadline = time.monotonic() + 10
+        while True:
+            m = requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()["clusterMetrics"]
+            if m["allocatedVirtualCores"] == m["totalVirtualCores"] and m["appsPending"]:
+                break
+            assert time.monotonic() < deadline, m
+            time.sleep(0.2)
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]},
+            scheduler={"kind": "fair", "config_file": str(sched)},
+            refresh={"method": "none"}, controller={"policy": "adaptive"},
+        )  # fmt: skip
+        run = amtuner("once", "--config", str(cfg), "--dry-run")
+    assert run.returncode == 0, run.stdout + run.stderr
+    ((target, old, new, rule),) = DECISION.findall(run.stdout)
+    assert (target, rule) == ("global", "over-allocation-3"), run.stdout
+    assert float(new) < float(old) == 0.5 and "(T2 for AMs 1x a task)" in run.stdout
