@@ -6,7 +6,9 @@ import difflib
 import re
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
@@ -129,36 +131,49 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path, scheduler: s
         assert not (tmp_path / "backups").exists() or not any((tmp_path / "backups").iterdir())
 
 
+def adaptive_once_when(
+    tmp_path: Path, scheduler: str, sim_args: list[str], ready: Callable[[dict[str, Any]], bool]
+) -> tuple[str, tuple[str, ...]]:
+    """Start the simulated RM on the paper's mixed group from the scheduler's default share,
+    wait until ``ready(clusterMetrics)``, run ``amtuner once --dry-run`` with the adaptive
+    policy; (output, decision of the global target as old, new, rule)."""
+    from amtuner.demo import running_sim
+
+    sched = tmp_path / f"{scheduler}-scheduler.xml"
+    default = 0.1 if scheduler == "capacity" else 0.5
+    sched.write_bytes(default_scheduler_config(scheduler, ["root.default"], am_share=default))
+    argv = ["--scheduler", scheduler, "--workload", "paper:mixed", "--port", "0",
+            "--speed", "5", "--scheduler-config", str(sched), *sim_args]  # fmt: skip
+    with running_sim(argv) as (url, _):
+        deadline = time.monotonic() + 10
+        while not ready(
+            m := requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()["clusterMetrics"]
+        ):
+            assert time.monotonic() < deadline, m
+            time.sleep(0.2)
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]},
+            scheduler={"kind": scheduler, "config_file": str(sched)},
+            refresh={"method": "none"}, controller={"policy": "adaptive"},
+        )  # fmt: skip
+        run = amtuner("once", "--config", str(cfg), "--dry-run")
+    assert run.returncode == 0, run.stdout + run.stderr
+    ((target, *decision),) = DECISION.findall(run.stdout)
+    assert target == "global", run.stdout
+    return run.stdout, tuple(decision)
+
+
 def test_vcores_the_capacity_scheduler_does_not_count_do_not_make_it_look_full(
     tmp_path: Path,
 ) -> None:
     """Default resource calculator: the RM places by memory and counts one vcore per container,
     so 64 GB nodes with one vcore each report many times more vcores allocated than exist. The
     adaptive policy must judge memory (a quarter used, apps waiting: raise), not call it full."""
-    from amtuner.demo import running_sim
-
-    sched = tmp_path / "capacity-scheduler.xml"
-    seed_file(sched, "capacity")
-    argv = ["--scheduler", "capacity", "--workload", "paper:mixed", "--port", "0",
-            "--speed", "5", "--node-memory-mb", "65536", "--node-vcores", "1",
-            "--scheduler-config", str(sched)]  # fmt: skip
-    with running_sim(argv) as (url, _):
-        metrics = requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()["clusterMetrics"]
-        deadline = time.monotonic() + 10
-        while metrics["allocatedVirtualCores"] <= metrics["totalVirtualCores"]:
-            assert time.monotonic() < deadline, metrics
-            time.sleep(0.2)
-            metrics = requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()
-            metrics = metrics["clusterMetrics"]
-        cfg = write_config(
-            tmp_path / "amtuner.yaml", rm={"urls": [url]},
-            scheduler={"kind": "capacity", "config_file": str(sched)},
-            refresh={"method": "none"}, controller={"policy": "adaptive"},
-        )  # fmt: skip
-        run = amtuner("once", "--config", str(cfg), "--dry-run")
-    assert run.returncode == 0, run.stdout + run.stderr
-    ((target, _old, _new, rule),) = DECISION.findall(run.stdout)
-    assert (target, rule) == ("global", "under-allocation"), run.stdout
+    out, (_old, _new, rule) = adaptive_once_when(
+        tmp_path, "capacity", ["--node-memory-mb", "65536", "--node-vcores", "1"],
+        lambda m: m["allocatedVirtualCores"] > m["totalVirtualCores"],
+    )  # fmt: skip
+    assert rule == "under-allocation", out
 
 
 def test_ams_the_size_of_a_task_leave_tasks_more_than_t2(tmp_path: Path) -> None:
@@ -166,27 +181,9 @@ def test_ams_the_size_of_a_task_leave_tasks_more_than_t2(tmp_path: Path) -> None
     does. At the default 0.5 AMs and tasks hold half the vcores each, which is T2 for the
     paper's AMs of two task units; the container count the RM serves shows one-unit AMs, so
     adaptive aims higher for tasks and lowers A."""
-    from amtuner.demo import running_sim
-
-    sched = tmp_path / "fair-scheduler.xml"
-    sched.write_bytes(default_scheduler_config("fair", ["root.default"], am_share=0.5))
-    argv = ["--scheduler", "fair", "--workload", "paper:mixed", "--port", "0",
-            "--speed", "5", "--node-vcores", "3", "--scheduler-config", str(sched)]  # fmt: skip
-    with running_sim(argv) as (url, _):
-        deadline = time.monotonic() + 10
-        while True:
-            m = requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()["clusterMetrics"]
-            if m["allocatedVirtualCores"] == m["totalVirtualCores"] and m["appsPending"]:
-                break
-            assert time.monotonic() < deadline, m
-            time.sleep(0.2)
-        cfg = write_config(
-            tmp_path / "amtuner.yaml", rm={"urls": [url]},
-            scheduler={"kind": "fair", "config_file": str(sched)},
-            refresh={"method": "none"}, controller={"policy": "adaptive"},
-        )  # fmt: skip
-        run = amtuner("once", "--config", str(cfg), "--dry-run")
-    assert run.returncode == 0, run.stdout + run.stderr
-    ((target, old, new, rule),) = DECISION.findall(run.stdout)
-    assert (target, rule) == ("global", "over-allocation-3"), run.stdout
-    assert float(new) < float(old) == 0.5 and "(T2 for AMs 1x a task)" in run.stdout
+    out, (old, new, rule) = adaptive_once_when(
+        tmp_path, "fair", ["--node-vcores", "3"],
+        lambda m: m["allocatedVirtualCores"] == m["totalVirtualCores"] and m["appsPending"] > 0,
+    )  # fmt: skip
+    assert rule == "over-allocation-3", out
+    assert float(new) < float(old) == 0.5 and "(T2 for AMs 1x a task)" in out
