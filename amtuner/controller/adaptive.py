@@ -52,13 +52,12 @@ and why each part is there:
   jobs (at least TURNOVER of the running apps finished last period, and the backlog is not
   growing) are not what that rule is about: each has one or two tasks and its AM memory turns
   over by itself within a period or two, so a full cluster of them holding more as AMs than as
-  tasks is their nature (one-map jobs: best near two thirds of the
-  cluster as AMs), not AMs starving work. On the CapacityScheduler they lose one AM at a time
-  (FIFO within the queue gives freed containers to the oldest apps, so the newest AMs wait for
-  their task); on the FairScheduler, which gives each freed container to the app furthest
-  below its share (an AM still waiting for its task), A holds. For longer jobs the
-  FairScheduler shares containers among all running apps, so an AM too many slows every job:
-  it always goes to the goal.
+  tasks is their nature (one-map jobs: best near two thirds of the cluster as AMs), not AMs
+  starving work. On the CapacityScheduler they lose one AM at a time (FIFO within the queue
+  gives freed containers to the oldest apps, so the newest AMs wait for their task); on the
+  FairScheduler, which gives each freed container to the app furthest below its share (an AM
+  still waiting for its task), A holds. For longer jobs the FairScheduler shares containers
+  among all running apps, so an AM too many slows every job: it always goes to the goal.
 * **New jobs arriving into short jobs, on the FairScheduler: down to 1 - T2.** When the backlog
   grows (P above last period's) while the running jobs were short, A is high for jobs whose size
   is unknown, and short AMs are finishing all the time: every one frees a place that A lets a
@@ -174,7 +173,7 @@ class _Figures:
     uses most of, which need not be the one that binds ``used``: 2 GB, 1 vcore AMs on nodes
     short of vcores fill A by memory while tasks run out of vcores."""
     limits: tuple[tuple[float, float], ...] = ()
-    """Per resource the AM limit counts: (one AM, half a unit), as shares of the total."""
+    """Per resource the AM limit counts: (one AM, one MB or vcore), as shares of the total."""
 
     def ams_within(self, a: float) -> int:
         """Whole AMs inside A."""
@@ -183,8 +182,8 @@ class _Figures:
     def ams_admitted(self, a: float) -> int:
         """Whole AMs the RM admits under A, its limit rounded up to a whole unit."""
         return min(
-            math.floor(math.ceil(a / (2 * half) - 1e-9) * 2 * half / each + 1e-9)
-            for each, half in self.limits
+            math.floor(math.ceil(a / unit - 1e-9) * unit / each + 1e-9)
+            for each, unit in self.limits
         )
 
     def a_for(self, ams: int) -> float:
@@ -193,24 +192,24 @@ class _Figures:
         Both schedulers round the limit up (FairScheduler to a whole MB and vcore, the
         CapacityScheduler to its minimum allocation), so an A a hair above ``ams`` AMs admits
         one more where a unit is a whole AM (1-vcore AMs): half a unit under is exact on
-        either. Rounded up to DECIMALS, which moves it less than half a unit on clusters below
-        about 5,000 GB or 5,000 vcores.
+        either. Rounding up to DECIMALS adds at most 1e-4 of the total, less than the rest of an
+        AM below 5,000 vcores (1-vcore AMs) or 10,000 AMs' worth of memory.
         """
-        exact = max(ams * each - half for each, half in self.limits)
+        exact = max(ams * each - unit / 2 for each, unit in self.limits)
         return math.ceil(round(exact * 10**DECIMALS, 6)) / 10**DECIMALS
 
 
 def _share(
     used: float, am: float, am_each: float, total: float, tasks_running: int
 ) -> tuple[float, float, float, float, float]:
-    """(used, AM, one AM, AM-to-task size, half a unit) as shares of ``total``, for one
+    """(used, AM, one AM, AM-to-task size, one unit) as shares of ``total``, for one
     resource."""
     task_each = (used - am) / tasks_running if tasks_running else 0.0
     ratio = am_each / task_each if task_each > 0 else PAPER_AM_TO_TASK
     ratio = min(max(ratio, 1 / AM_TO_TASK_RANGE), AM_TO_TASK_RANGE)
     if 1 / AM_TO_TASK_BAND < ratio / PAPER_AM_TO_TASK < AM_TO_TASK_BAND:
         ratio = PAPER_AM_TO_TASK
-    return used / total, am / total, am_each / total, ratio, 0.5 / total
+    return used / total, am / total, am_each / total, ratio, 1 / total
 
 
 def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Figures:
