@@ -174,6 +174,8 @@ class _Figures:
     short of vcores fill A by memory while tasks run out of vcores."""
     limits: tuple[tuple[float, float], ...] = ()
     """Per resource the AM limit counts: (one AM, one MB or vcore), as shares of the total."""
+    fair: bool = False
+    """A FairScheduler, which rounds its AM limit up to a unit, not to a minimum allocation."""
 
     def ams_within(self, a: float) -> int:
         """Whole AMs inside A."""
@@ -189,14 +191,16 @@ class _Figures:
     def a_for(self, ams: int) -> float:
         """The A that admits ``ams`` AMs of the running apps' mean size and not one more.
 
-        Both schedulers round the limit up (FairScheduler to a whole MB and vcore, the
-        CapacityScheduler to its minimum allocation), so an A a hair above ``ams`` AMs admits
-        one more where a unit is a whole AM (1-vcore AMs): half a unit under is exact on
-        either. Rounding up to DECIMALS adds at most 1e-4 of the total, less than the rest of an
-        AM below 5,000 vcores (1-vcore AMs) or 10,000 AMs' worth of memory.
+        Both schedulers round the limit up, so an A a hair above ``ams`` AMs can admit one
+        more. The FairScheduler rounds to a whole MB and vcore: half a unit under, rounded up to
+        DECIMALS (at most 1e-4 of the total more, under the rest of an AM below 5,000 vcores of
+        1-vcore AMs or 10,000 AMs' worth of memory). The CapacityScheduler rounds to its minimum
+        allocation, which may be an AM's whole size (AMs of 1 GB, the default minimum): a hair
+        under, rounded down (less than a minimum allocation under below 10 TB).
         """
         exact = max(ams * each - unit / 2 for each, unit in self.limits)
-        return math.ceil(round(exact * 10**DECIMALS, 6)) / 10**DECIMALS
+        scaled = round(exact * 10**DECIMALS, 6)
+        return (math.ceil(scaled) if self.fair else math.floor(scaled)) / 10**DECIMALS
 
 
 def _share(
@@ -243,7 +247,8 @@ def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Fi
     used, am, each, ratio, _ = max(shares)
     limits = tuple((x[2], x[4]) for x in shares)
     to_a = max(x[0] for x in limits) / each
-    return _Figures(p, r, used, am, each, used - am, measured, ratio, to_a, limits)
+    fair = obs.scheduler is SchedulerKind.FAIR
+    return _Figures(p, r, used, am, each, used - am, measured, ratio, to_a, limits, fair)
 
 
 def task_aim(t2: float, am_to_task: float) -> float:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from amtuner.config import ControllerSettings
@@ -20,6 +20,7 @@ from amtuner.model import (
     Rule,
     SchedulerKind,
 )
+from amtuner.sim import capacity, fair
 
 SETTINGS = ControllerSettings(policy="adaptive")  # T2 0.5, step 0.05, A in [0.05, 0.95]
 TOTAL = 100_000
@@ -76,24 +77,27 @@ def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
     # Without the RM's figure the paper's estimate is 10 x 2048 = 20 480 MB = 0.2048: with A
     # filled (0.6 - 0.0205 of slack = 0.5795) tasks would hold 0.97 - 0.5795 = 0.39 < 0.45.
     # Lower towards used - T2 = 0.47, where tasks keep T2, in whole AMs: 0.47 / 0.02048 = 22.95,
-    # so 23 AMs, 0.47104 less half a MB, rounded up to 4 decimals. Less than the bisection's
+    # so 23 AMs, 0.47104 less half a MB, rounded down to 4 decimals (the CapacityScheduler
+    # rounds its limit up to the minimum allocation). Less than the bisection's
     # (0.6 - 0.05) / 2 = 0.275.
     d, s = decide(obs(5, 10, 97_000, None), seen(0.6, p=5))
-    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.4711)
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.471)
     assert d.reason.startswith("AM use estimated as R x unit x 2; ")
-    assert s.a == 0.4711 and s.prev_pending == 5 and s.prev_running == 10
+    assert s.a == 0.471 and s.prev_pending == 5 and s.prev_running == 10
 
 
 def test_over_allocation_moves_to_where_tasks_keep_t2_and_no_further() -> None:
     # used 1.0, AM 0.5 of 10 apps (0.05 each), A 0.75: filled = max(0.5, 0.70) = 0.70, tasks
-    # would hold 0.30 < 0.45. Goal 1.0 - 0.5 = 0.5, so 0.25; the bisection allows 0.35: 0.5.
+    # would hold 0.30 < 0.45. Goal 1.0 - 0.5 = 0.5, 10 AMs, so 0.25 lower (the bisection would
+    # allow 0.35); less half a MB, rounded down: 0.4999, whose limit the CapacityScheduler
+    # rounds up to 50,176 MB, room for the 10 AMs of 5,000 MB and not an 11th.
     d, s = decide(obs(5, 10, 100_000, 50_000), seen(0.75, p=5))
-    assert (d.rule, d.old_a, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.75, 0.5)
+    assert (d.rule, d.old_a, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.75, 0.4999)
     assert "tasks would hold 0.30 < T2 0.5 - step" in d.reason
     # AM 0.56 (0.056 each), A 0.53: tasks hold 0.44 < 0.45. The goal 0.5 is 8.93 AMs: 9 of
-    # them, 0.504, 0.026 away: the move is that, not a whole step.
+    # them, 0.504 less half a MB, 0.0261 away: the move is that, not a whole step.
     d, _ = decide(obs(5, 10, 100_000, 56_000), seen(0.53, p=5))
-    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.504)
+    assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5039)
     # At the goal (7 AMs of 0.07: 0.49) with AM use (0.56) still over it: lowering more would
     # act only as jobs finish.
     d, _ = decide(obs(5, 8, 100_000, 56_000), replace(s, a=0.49))
@@ -428,6 +432,36 @@ def test_a_raise_admits_the_whole_ams_it_covers_not_one_the_rounding_adds() -> N
     o = replace(fair_3_vcores(30, 0, 0, containers=0), vcores_total=32)
     d, _ = decide(o, ControllerState(a=0.5))
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.6125)
+
+
+@given(
+    ams=st.integers(1, 100),
+    nodes=st.integers(1, 200),
+    node_gb=st.sampled_from([8, 16, 32]),
+    node_vcores=st.integers(2, 24),
+    am_mb=st.sampled_from([1024, 2048, 3072, 4096]),
+    kind=st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR]),
+)
+def test_the_a_for_whole_ams_admits_exactly_them_in_the_simulated_schedulers(
+    ams: int, nodes: int, node_gb: int, node_vcores: int, am_mb: int, kind: SchedulerKind
+) -> None:
+    # The simulator's AM limits are Hadoop's: FairScheduler maxAMShare x fair share rounded up
+    # to a MB and a vcore, both counted; CapacityScheduler memory x percent normalised up to the
+    # 1 GB minimum allocation. Three AMs of am_mb and one vcore run.
+    total_mb, total_vc = nodes * node_gb * 1024, nodes * node_vcores
+    assume(ams * am_mb < total_mb and ams < total_vc)
+    o = obs(5, 3, 3 * am_mb, 3 * am_mb, total=total_mb, vcores=(3, total_vc))
+    o = replace(o, scheduler=kind, vcores_scheduled=kind is SchedulerKind.FAIR)
+    a = adaptive._figures(o, SETTINGS, GLOBAL_TARGET).a_for(ams)
+    if kind is SchedulerKind.FAIR:
+        whole = (total_mb, total_vc)
+        limit = fair.max_am_resource(whole, whole, whole, a)
+        admitted = 0
+        while fair.can_run_am((admitted * am_mb, admitted), (am_mb, 1), limit, a):
+            admitted += 1
+    else:
+        admitted = capacity.am_limit_mb(total_mb, total_mb, a, 1024) // am_mb
+    assert admitted == ams, a
 
 
 def test_zero_total_memory_is_refused() -> None:
