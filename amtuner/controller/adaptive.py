@@ -17,8 +17,8 @@ and why each part is there:
   out of vcores, and a goal read in vcores is converted before it is written. Both schedulers
   round the limit up (to a MB, a vcore, or the minimum allocation): where a unit is a whole AM
   (1-vcore AMs) an A a hair above k AMs admits k + 1. So goals are whole AMs written half a unit
-  under, and a raise whose rounding would admit an AM more than its step covers is trimmed to
-  the AMs the step covers.
+  under, a raise whose rounding would admit an AM more than its step covers is trimmed to the
+  AMs the step covers, and a raise smaller than an AM is widened to one.
 * **A only gates apps that have not started**; it never stops a running AM. With nothing
   waiting A binds nobody: hold.
 * **Idle at start-up: A is set to 1 - T2**, the largest A at which tasks keep T2 once AMs fill
@@ -428,12 +428,15 @@ def decide(
                 n = max(1, n - 1)
             new_a, move = _move(a, n, want > 0, cap, settings)
             if want > 0 and new_a > a:
-                # Where rounding the limit up admits an AM the step does not cover (1-vcore
-                # AMs), A is trimmed to the AMs the step covers (at least one more).
+                # A raise admits whole AMs: at least one more (a step smaller than an AM would
+                # admit none, and the next period would wait for AM use that cannot grow), and
+                # where rounding the limit up admits an AM the step does not cover (1-vcore
+                # AMs), only the AMs the step covers.
                 whole = max(f.ams_within(new_a), f.ams_admitted(a) + 1)
-                if f.ams_admitted(new_a) > whole:
-                    new_a = min(f.a_for(whole), settings.a_max)
-                    move += f"; trimmed to {whole} whole AMs, the RM rounds its limit up"
+                snapped = min(f.a_for(whole), settings.a_max)
+                if f.ams_admitted(new_a) != whole and snapped > a:
+                    new_a = snapped
+                    move += f"; {whole} whole AMs"
             how = f"A {a:.4g} -> {new_a:.4g} ({move})"
             if new_a != a:
                 new_last, new_reversed = want, reversal

@@ -464,6 +464,15 @@ def test_the_a_for_whole_ams_admits_exactly_them_in_the_simulated_schedulers(
     assert admitted == ams, a
 
 
+def test_a_raise_smaller_than_an_am_still_admits_one() -> None:
+    # Seven 2 GB AMs on 32 GB (A 0.4375), room shown twice, a deep search (n 5): the step, 0.05,
+    # is less than an AM (0.0625) and 0.4875 would admit none. A goes to eight AMs' worth.
+    o = replace(obs(2, 7, 24_576, 14_336, total=32_768), scheduler=SchedulerKind.FAIR)
+    d, _ = decide(o, seen(0.4375, p=2, n=5, extra={adaptive.HAD_ROOM: 1.0}))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.5)
+    assert "8 whole AMs" in d.reason
+
+
 def test_zero_total_memory_is_refused() -> None:
     with pytest.raises(ValueError, match="M_total must be positive"):
         decide(obs(1, 1, 0, 0, total=0), seen(0.5))
