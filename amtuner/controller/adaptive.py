@@ -168,14 +168,17 @@ class _Figures:
     am_to_task: float = PAPER_AM_TO_TASK
     """One AM's size over one task container's, on the same resource; the paper's 2 where the
     RM does not tell how many containers run."""
-    to_a: float = 1.0
-    """An AM share times this is in A's units. The AM limit counts each AM by the resource it
-    uses most of, which need not be the one that binds ``used``: 2 GB, 1 vcore AMs on nodes
-    short of vcores fill A by memory while tasks run out of vcores."""
     limits: tuple[tuple[float, float], ...] = ()
     """Per resource the AM limit counts: (one AM, one MB or vcore), as shares of the total."""
     fair: bool = False
     """A FairScheduler, which rounds its AM limit up to a unit, not to a minimum allocation."""
+
+    @property
+    def to_a(self) -> float:
+        """An AM share times this is in A's units. The AM limit counts each AM by the resource
+        it uses most of, which need not be the one that binds ``used``: 2 GB, 1 vcore AMs on
+        nodes short of vcores fill A by memory while tasks run out of vcores."""
+        return max(each for each, _ in self.limits) / self.am_per_app if self.limits else 1.0
 
     def ams_within(self, a: float) -> int:
         """Whole AMs inside A."""
@@ -246,9 +249,8 @@ def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Fi
         shares.append(_share(vc, am_vc, am_vc_each, vc_total, tasks_running))
     used, am, each, ratio, _ = max(shares)
     limits = tuple((x[2], x[4]) for x in shares)
-    to_a = max(x[0] for x in limits) / each
     fair = obs.scheduler is SchedulerKind.FAIR
-    return _Figures(p, r, used, am, each, used - am, measured, ratio, to_a, limits, fair)
+    return _Figures(p, r, used, am, each, used - am, measured, ratio, limits, fair)
 
 
 def task_aim(t2: float, am_to_task: float) -> float:
