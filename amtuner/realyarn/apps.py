@@ -1,0 +1,98 @@
+"""Load for a real RM: apps submitted over its REST API, whose AMs the launcher's AM host plays.
+
+An app is a real YARN application: the RM admits it under its real AM limit and a NodeManager
+launches its AM container, a shell that waits for the marker the AM host writes when the job is
+done. What the job does is in its tags (see ``AmHost.java``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import requests
+
+APP_TYPE = "AMTUNER"
+USER = "amtuner"
+
+
+@dataclass(frozen=True)
+class Tasks:
+    count: int
+    memory_mb: int
+    vcores: int
+    seconds: float
+
+    def tag(self, kind: str) -> str:
+        return f"amtuner.{kind}={self.count}x{self.memory_mb}x{self.vcores}x{self.seconds:g}"
+
+
+@dataclass(frozen=True)
+class RealJob:
+    """What one app asks of the cluster; no maps and no reduces: it holds its AM until killed."""
+
+    name: str = "amtuner-hold"
+    queue: str = "default"
+    am_memory_mb: int = 1024
+    am_vcores: int = 1
+    maps: Tasks | None = None
+    reduces: Tasks | None = None
+    am_startup_s: float = 0.0
+    am_teardown_s: float = 0.0
+    slowstart: float = 0.05
+
+    def tags(self) -> list[str]:
+        tags = [f"amtuner.am={self.am_startup_s:g}x{self.am_teardown_s:g}x{self.slowstart:g}"]
+        if self.maps is not None:
+            tags.append(self.maps.tag("maps"))
+        if self.reduces is not None:
+            tags.append(self.reduces.tag("reduces"))
+        return tags
+
+
+def submit(session: requests.Session, url: str, job: RealJob, markers: str) -> str:
+    """Submit ``job``; returns its application id."""
+    q = {"user.name": USER}
+    new = session.post(f"{url}/ws/v1/cluster/apps/new-application", params=q, timeout=10)
+    new.raise_for_status()
+    app_id = str(new.json()["application-id"])
+    body = {
+        "application-id": app_id,
+        "application-name": job.name,
+        "application-type": APP_TYPE,
+        "queue": job.queue,
+        "max-app-attempts": 1,
+        "am-container-spec": {
+            "commands": {
+                "command": f'while [ ! -e "{markers}/$CONTAINER_ID" ]; do sleep 0.5; done'
+            }
+        },
+        "resource": {"memory": job.am_memory_mb, "vCores": job.am_vcores},
+        "application-tags": {"tag": job.tags()},
+    }
+    done = session.post(f"{url}/ws/v1/cluster/apps", params=q, json=body, timeout=10)
+    if done.status_code != 202:
+        raise RuntimeError(f"submitting {app_id}: HTTP {done.status_code}: {done.text[:300]}")
+    return app_id
+
+
+def kill(session: requests.Session, url: str, app_id: str) -> None:
+    r = session.put(
+        f"{url}/ws/v1/cluster/apps/{app_id}/state", params={"user.name": USER},
+        json={"state": "KILLED"}, timeout=10,
+    )  # fmt: skip
+    if r.status_code not in (200, 202):
+        raise RuntimeError(f"killing {app_id}: HTTP {r.status_code}: {r.text[:300]}")
+
+
+def listed(session: requests.Session, url: str, states: str = "") -> list[dict[str, object]]:
+    """The RM's apps (``states``: a comma-separated filter such as ``RUNNING,ACCEPTED``)."""
+    params = {"states": states} if states else {}
+    r = session.get(f"{url}/ws/v1/cluster/apps", params=params, timeout=10)
+    r.raise_for_status()
+    apps = (r.json().get("apps") or {}).get("app") or []
+    return list(apps)
+
+
+def kill_all(session: requests.Session, url: str) -> None:
+    for app in listed(session, url, "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"):
+        kill(session, url, str(app["id"]))

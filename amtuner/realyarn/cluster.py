@@ -1,0 +1,283 @@
+"""One real YARN cluster (Hadoop's MiniYARNCluster) in a child JVM, in a directory of its own.
+
+The conf directory goes first on the JVM's classpath: ``AdminService.refreshQueues`` re-reads
+``yarn-site.xml`` and ``capacity-scheduler.xml`` from there, so the scheduler file amtuner edits is
+the one the RM reloads. The launcher stops when its stdin closes, so a test process that dies
+takes its cluster with it; `RealRM.stop` then ends every process left with this cluster's
+directory as its working directory (containers run under ``setsid`` and outlive their NM).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+from xml.sax.saxutils import escape
+
+from amtuner.model import SchedulerKind
+from amtuner.realyarn.build import Build, ensure_built
+from amtuner.sim.sched_config import default_scheduler_config
+
+LAUNCHER = "io.amtuner.realyarn.Launcher"
+RMADMIN = "org.apache.hadoop.yarn.client.cli.RMAdminCLI"
+START_TIMEOUT_S = 120.0
+STOP_TIMEOUT_S = 30.0
+
+JVM_OPTIONS = (
+    "-Xmx768m",
+    "-XX:+UseSerialGC",
+    "-Djava.net.preferIPv4Stack=true",
+    # The set Hadoop's own scripts pass on Java 17 (hadoop-functions.sh): it reflects into these.
+    *(
+        f"--add-opens=java.base/{package}=ALL-UNNAMED"
+        for package in (
+            "java.io", "java.lang", "java.lang.invoke", "java.lang.reflect", "java.math",
+            "java.net", "java.nio", "java.text", "java.util", "java.util.concurrent",
+            "java.util.concurrent.atomic", "java.util.regex", "java.util.zip", "sun.nio.ch",
+            "sun.nio.cs", "sun.security.action", "sun.security.util", "sun.security.x509",
+        )
+    ),
+)  # fmt: skip
+
+CS_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
+FS_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """The shape of a real cluster; `bench real` gives the simulator the same one."""
+
+    scheduler: SchedulerKind
+    nodes: int = 2
+    node_memory_mb: int = 8192
+    node_vcores: int = 8
+    min_alloc_mb: int = 1024
+    nm_heartbeat_ms: int = 1000
+    """yarn.resourcemanager.nodemanagers.heartbeat-interval-ms (Hadoop's default)."""
+    am_heartbeat_ms: int = 1000
+    """How often the launcher's AM host heartbeats each AM (MapReduce's AM: 1 s)."""
+    am_share: float | None = None
+    """The AM share the scheduler file starts with; None leaves Hadoop's default."""
+    queues: tuple[str, ...] = ("root.default",)
+    mutable_store: bool = False
+    """CapacityScheduler only: the configuration lives in the RM (store class ``memory``) and
+    changes by ``PUT /ws/v1/cluster/scheduler-conf``; ``rmadmin -refreshQueues`` is refused."""
+    site: dict[str, str] = field(default_factory=dict)
+    """More yarn-site.xml properties (they win over the ones derived from the fields above)."""
+
+    def yarn_site(self, work: Path, scheduler_file: Path) -> dict[str, str]:
+        props = {
+            "yarn.resourcemanager.scheduler.class": (
+                CS_CLASS if self.scheduler is SchedulerKind.CAPACITY else FS_CLASS
+            ),
+            "yarn.minicluster.yarn.nodemanager.resource.memory-mb": str(self.node_memory_mb),
+            "yarn.nodemanager.resource.memory-mb": str(self.node_memory_mb),
+            "yarn.nodemanager.resource.cpu-vcores": str(self.node_vcores),
+            "yarn.scheduler.minimum-allocation-mb": str(self.min_alloc_mb),
+            "yarn.resource-types.memory-mb.increment-allocation": str(self.min_alloc_mb),
+            "yarn.scheduler.maximum-allocation-mb": str(self.node_memory_mb),
+            "yarn.scheduler.maximum-allocation-vcores": str(self.node_vcores),
+            "yarn.resourcemanager.nodemanagers.heartbeat-interval-ms": str(self.nm_heartbeat_ms),
+            "yarn.resourcemanager.am.max-attempts": "1",
+            # Containers are idle shells: no memory monitor, and a nearly full disk is not bad.
+            "yarn.nodemanager.pmem-check-enabled": "false",
+            "yarn.nodemanager.vmem-check-enabled": "false",
+            "yarn.nodemanager.disk-health-checker.max-disk-utilization-per-disk-percentage": "100",
+            "yarn.nodemanager.delete.debug-delay-sec": "0",
+            "yarn.log-aggregation-enable": "false",
+            "hadoop.tmp.dir": str(work / "tmp"),
+            # REST submission needs a caller: simple auth, ?user.name= names it.
+            "hadoop.http.filter.initializers":
+                "org.apache.hadoop.security.AuthenticationFilterInitializer",
+            "hadoop.http.authentication.type": "simple",
+            "hadoop.http.authentication.simple.anonymous.allowed": "true",
+        }  # fmt: skip
+        if self.scheduler is SchedulerKind.FAIR:
+            props |= {
+                "yarn.scheduler.fair.allocation.file": str(scheduler_file),
+                # Apps go where they are sent (root.default), not to root.<user>.
+                "yarn.scheduler.fair.user-as-default-queue": "false",
+                "yarn.scheduler.fair.allow-undeclared-pools": "false",
+            }
+        elif self.mutable_store:
+            props["yarn.scheduler.configuration.store.class"] = "memory"
+        return props | self.site
+
+
+def _hadoop_xml(props: dict[str, str]) -> bytes:
+    lines = ['<?xml version="1.0"?>', "<configuration>"]
+    for name, value in props.items():
+        lines.append(
+            f"  <property><name>{escape(name)}</name><value>{escape(value)}</value></property>"
+        )
+    lines.append("</configuration>")
+    return ("\n".join(lines) + "\n").encode()
+
+
+class RealRM:
+    """A started real cluster: its URLs, its files, and the means to stop or kill it."""
+
+    def __init__(self, spec: ClusterSpec, work: Path, build: Build | None = None) -> None:
+        self.spec = spec
+        self.work = work.resolve()
+        self.build = build or ensure_built()
+        self.conf_dir = self.work / "conf"
+        self.markers = self.work / "am-done"
+        name = "capacity-scheduler.xml" if spec.scheduler is SchedulerKind.CAPACITY else (
+            "fair-scheduler.xml")  # fmt: skip
+        self.scheduler_file = self.conf_dir / name
+        self.log = self.work / "rm.log"
+        self.yarn = self.work / "bin" / "yarn"
+        self.ready: dict[str, Any] = {}
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    # -- what a test or benchmark reads ------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        """The RM's web address (REST API and web UI)."""
+        return "http://127.0.0.1:" + str(self.ready["webapp"]).rsplit(":", 1)[1]
+
+    @property
+    def hadoop_version(self) -> str:
+        return str(self.ready["hadoop_version"])
+
+    def alive(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    def log_tail(self, lines: int = 40) -> str:
+        try:
+            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
+        except OSError:
+            return "(no log)"
+
+    # -- life cycle --------------------------------------------------------------------------
+
+    def write_scheduler_file(self, am_share: float | None = None) -> bytes:
+        """The scheduler file of this cluster's spec, written in place; returns its bytes."""
+        share = self.spec.am_share if am_share is None else am_share
+        data = default_scheduler_config(self.spec.scheduler, self.spec.queues, am_share=share)
+        self.scheduler_file.write_bytes(data)
+        return data
+
+    def start(self) -> RealRM:
+        for sub in ("conf", "run", "data", "tmp", "am-done", "bin"):
+            (self.work / sub).mkdir(parents=True, exist_ok=True)
+        site = self.spec.yarn_site(self.work, self.scheduler_file)
+        (self.conf_dir / "yarn-site.xml").write_bytes(_hadoop_xml(site))
+        self.write_scheduler_file()
+        ready = self.work / "ready.json"
+        ready.unlink(missing_ok=True)
+        argv = [
+            self.build.java, *JVM_OPTIONS,
+            f"-Dtest.build.data={self.work / 'data'}", f"-Djava.io.tmpdir={self.work / 'tmp'}",
+            "-cp", self.build.classpath(self.conf_dir), LAUNCHER,
+            str(self.spec.nodes), str(ready), str(self.markers), str(self.spec.am_heartbeat_ms),
+        ]  # fmt: skip
+        with self.log.open("ab") as log:
+            self._proc = subprocess.Popen(
+                argv, cwd=self.work / "run", stdin=subprocess.PIPE, stdout=log, stderr=log,
+                start_new_session=True,
+            )  # fmt: skip
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while not ready.exists():
+            if self._proc.poll() is not None:
+                self.stop()
+                raise RuntimeError(
+                    f"the real RM exited {self._proc.returncode} while starting:\n"
+                    + self.log_tail()
+                )
+            if time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(
+                    f"the real RM did not start in {START_TIMEOUT_S:.0f} s:\n" + self.log_tail()
+                )
+            time.sleep(0.2)
+        self.ready = json.loads(ready.read_text())
+        self._write_yarn_shim()
+        return self
+
+    def _write_yarn_shim(self) -> None:
+        """``bin/yarn``: ``yarn rmadmin …`` as Hadoop's own RMAdminCLI against this cluster, so
+        amtuner's default ``refresh.command`` runs unchanged. A short connect wait: a dead RM
+        makes the CLI retry for minutes otherwise."""
+        java_argv = " ".join([
+            self.build.java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+            "-Djava.net.preferIPv4Stack=true",
+            "-cp", f"'{self.build.classpath(self.conf_dir)}'", RMADMIN,
+            "-D", f"yarn.resourcemanager.admin.address={self.ready['admin']}",
+            "-D", "yarn.resourcemanager.connect.max-wait.ms=5000",
+            "-D", "yarn.resourcemanager.connect.retry-interval.ms=500",
+        ])  # fmt: skip
+        self.yarn.write_text(
+            "#!/bin/sh\n"
+            "# yarn rmadmin ARGS, for this test cluster only.\n"
+            'if [ "$1" != rmadmin ]; then echo "yarn shim: only rmadmin is supported" >&2;'
+            " exit 2; fi\n"
+            "shift\n"
+            f'exec {java_argv} "$@"\n'
+        )
+        self.yarn.chmod(0o755)
+
+    def kill(self) -> None:
+        """SIGKILL the RM's JVM, as a crash would; `stop` still reaps its containers."""
+        if self.alive():
+            assert self._proc is not None
+            self._proc.kill()
+            self._proc.wait()
+
+    def stop(self) -> None:
+        """Stop the cluster (quit, then SIGKILL after STOP_TIMEOUT_S) and every process left in
+        its directory."""
+        proc = self._proc
+        if proc is not None:
+            if proc.poll() is None:
+                try:
+                    assert proc.stdin is not None
+                    proc.stdin.write(b"quit\n")
+                    proc.stdin.close()
+                except OSError:
+                    pass
+                try:
+                    proc.wait(STOP_TIMEOUT_S)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            elif proc.stdin is not None:
+                proc.stdin.close()
+        for pid in leftover_processes(self.work):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def __enter__(self) -> RealRM:
+        return self.start()
+
+    def __exit__(
+        self, t: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def leftover_processes(work: Path) -> list[int]:
+    """PIDs of processes running in ``work`` or naming it on their command line (containers,
+    the launcher), never this process. Matched by directory, never by program name."""
+    root = str(work.resolve())
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cwd = os.readlink(entry / "cwd")
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if cwd == root or cwd.startswith(root + "/") or root in cmdline:
+            found.append(int(entry.name))
+    return found

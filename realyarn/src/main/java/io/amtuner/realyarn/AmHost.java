@@ -1,0 +1,253 @@
+package io.amtuner.realyarn;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.PrivilegedExceptionAction;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.hadoop.security.UserGroupInformation;
+import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.yarn.api.records.ApplicationId;
+import org.apache.hadoop.yarn.api.records.Container;
+import org.apache.hadoop.yarn.api.records.ContainerId;
+import org.apache.hadoop.yarn.api.records.FinalApplicationStatus;
+import org.apache.hadoop.yarn.api.records.Priority;
+import org.apache.hadoop.yarn.api.records.Resource;
+import org.apache.hadoop.yarn.client.ClientRMProxy;
+import org.apache.hadoop.yarn.client.api.AMRMClient;
+import org.apache.hadoop.yarn.client.api.AMRMClient.ContainerRequest;
+import org.apache.hadoop.yarn.conf.YarnConfiguration;
+import org.apache.hadoop.yarn.security.AMRMTokenIdentifier;
+import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
+import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
+
+/**
+ * Plays the ApplicationMaster of every app of type {@value #APP_TYPE}, so load needs no JVM per
+ * job: the RM allocates each AM container under its real AM limit and a real NodeManager launches
+ * it (a shell that waits for a marker file); this host then registers with the attempt's
+ * AMRMToken, as Hadoop's own AMRMClient tests do, asks for the app's task containers, holds each
+ * for its duration, releases it, unregisters and writes the marker so the AM container exits.
+ *
+ * <p>An app describes its work in its tags (YARN lowercases them): {@code
+ * amtuner.maps=COUNTxMBxVCORESxSECONDS}, {@code amtuner.reduces=…} and {@code
+ * amtuner.am=STARTUP_SxTEARDOWN_SxSLOWSTART}. Maps are asked STARTUP_S after registration;
+ * reduces once SLOWSTART of the maps are done and every map is placed, and they hold their
+ * containers until the last map is done (the job model of amtuner's simulator). An app with no
+ * tasks holds its AM until it is killed.
+ */
+final class AmHost implements Runnable {
+  static final String APP_TYPE = "AMTUNER";
+  private static final Priority MAP = Priority.newInstance(20);
+  private static final Priority REDUCE = Priority.newInstance(10);
+
+  private final ResourceManager rm;
+  private final YarnConfiguration conf;
+  private final Path markers;
+  private final long heartbeatMs;
+  private final Map<ApplicationId, Am> ams = new HashMap<>();
+  private final Set<ApplicationId> seen = new HashSet<>();
+  private volatile boolean stopped;
+
+  AmHost(ResourceManager rm, YarnConfiguration conf, Path markers, long heartbeatMs) {
+    this.rm = rm;
+    this.conf = conf;
+    this.markers = markers;
+    this.heartbeatMs = heartbeatMs;
+  }
+
+  void stop() {
+    stopped = true;
+  }
+
+  @Override
+  public void run() {
+    while (!stopped) {
+      long now = System.currentTimeMillis();
+      for (RMApp app : rm.getRMContext().getRMApps().values()) {
+        RMAppAttempt attempt = app.getCurrentAppAttempt();
+        if (APP_TYPE.equals(app.getApplicationType())
+            && attempt != null
+            && attempt.getAppAttemptState() == RMAppAttemptState.LAUNCHED
+            && seen.add(app.getApplicationId())) {
+          try {
+            ams.put(app.getApplicationId(), new Am(app, attempt, now));
+          } catch (RuntimeException e) {
+            System.err.println("amtuner AM host: cannot register " + app.getApplicationId() + ": " + e);
+          }
+        }
+      }
+      ams.values().removeIf(am -> !am.beat(System.currentTimeMillis()));
+      try {
+        Thread.sleep(heartbeatMs);
+      } catch (InterruptedException e) {
+        return;
+      }
+    }
+  }
+
+  /** One task group of an app: COUNT containers of MB and VCORES, each held SECONDS. */
+  private record Tasks(int count, int memoryMb, int vcores, long durationMs) {
+    static Tasks parse(String spec) {
+      String[] f = spec.split("x");
+      return new Tasks(
+          Integer.parseInt(f[0]), Integer.parseInt(f[1]), Integer.parseInt(f[2]),
+          Math.round(Double.parseDouble(f[3]) * 1000));
+    }
+
+    Resource resource() {
+      return Resource.newInstance(memoryMb, vcores);
+    }
+  }
+
+  /** The AM of one app: its client, what it asked, what it holds, and when each task ends. */
+  private final class Am {
+    private final ApplicationId id;
+    private final ContainerId amContainer;
+    private final UserGroupInformation ugi;
+    private final AMRMClient<ContainerRequest> client;
+    private final Tasks maps;
+    private final Tasks reduces;
+    private final long startupMs;
+    private final long teardownMs;
+    private final double slowstart;
+    private final long registeredAt;
+    private final Map<ContainerId, Long> runningMaps = new HashMap<>();
+    private final List<ContainerId> heldReduces = new ArrayList<>();
+    private final Map<ContainerId, Long> runningReduces = new HashMap<>();
+    private int mapsAsked;
+    private int mapsPlaced;
+    private int mapsDone;
+    private int reducesAsked;
+    private int reducesPlaced;
+    private int reducesDone;
+    private long doneAt = -1;
+
+    Am(RMApp app, RMAppAttempt attempt, long now) {
+      id = app.getApplicationId();
+      amContainer = attempt.getMasterContainer().getId();
+      Map<String, String> tags = new HashMap<>();
+      for (String tag : app.getApplicationTags()) {
+        int eq = tag.indexOf('=');
+        if (tag.startsWith("amtuner.") && eq > 0) {
+          tags.put(tag.substring("amtuner.".length(), eq), tag.substring(eq + 1));
+        }
+      }
+      maps = tags.containsKey("maps") ? Tasks.parse(tags.get("maps")) : null;
+      reduces = tags.containsKey("reduces") ? Tasks.parse(tags.get("reduces")) : null;
+      String[] am = tags.getOrDefault("am", "0x0x1").split("x");
+      startupMs = Math.round(Double.parseDouble(am[0]) * 1000);
+      teardownMs = Math.round(Double.parseDouble(am[1]) * 1000);
+      slowstart = Double.parseDouble(am[2]);
+
+      Token<AMRMTokenIdentifier> token = attempt.getAMRMToken();
+      token.setService(ClientRMProxy.getAMRMTokenService(conf));
+      ugi = UserGroupInformation.createRemoteUser(attempt.getAppAttemptId().toString());
+      ugi.addToken(token);
+      client = AMRMClient.createAMRMClient();
+      as(
+          () -> {
+            client.init(conf);
+            client.start();
+            client.registerApplicationMaster("localhost", 0, "");
+            return null;
+          });
+      registeredAt = now;
+    }
+
+    /** One AM heartbeat; false once the app is done (or gone: killed, or the RM stopped). */
+    boolean beat(long now) {
+      try {
+        return as(() -> step(now));
+      } catch (RuntimeException e) {
+        client.stop();
+        return false;
+      }
+    }
+
+    private boolean step(long now) throws Exception {
+      if (maps == null && reduces == null) {
+        client.allocate(0f);
+        return true;
+      }
+      if (doneAt >= 0) {
+        if (now - doneAt < teardownMs) {
+          client.allocate(1f);
+          return true;
+        }
+        client.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "", "");
+        client.stop();
+        Files.writeString(markers.resolve(amContainer.toString()), "");
+        return false;
+      }
+      int mapCount = maps == null ? 0 : maps.count();
+      int reduceCount = reduces == null ? 0 : reduces.count();
+      if (maps != null && mapsAsked == 0 && now - registeredAt >= startupMs) {
+        for (; mapsAsked < mapCount; mapsAsked++) {
+          client.addContainerRequest(new ContainerRequest(maps.resource(), null, null, MAP));
+        }
+      }
+      boolean mapsStarted = now - registeredAt >= startupMs;
+      if (reduces != null && reducesAsked == 0 && mapsStarted && mapsPlaced == mapCount
+          && mapsDone >= slowstart * mapCount) {
+        for (; reducesAsked < reduceCount; reducesAsked++) {
+          client.addContainerRequest(new ContainerRequest(reduces.resource(), null, null, REDUCE));
+        }
+      }
+      float progress = (mapsDone + reducesDone) / (float) Math.max(1, mapCount + reduceCount);
+      for (Container c : client.allocate(progress).getAllocatedContainers()) {
+        boolean isMap = c.getPriority().equals(MAP) && mapsPlaced < mapCount;
+        Tasks tasks = isMap ? maps : reduces;
+        client.removeContainerRequest(
+            new ContainerRequest(tasks.resource(), null, null, isMap ? MAP : REDUCE));
+        if (isMap) {
+          mapsPlaced++;
+          runningMaps.put(c.getId(), now + tasks.durationMs());
+        } else {
+          reducesPlaced++;
+          heldReduces.add(c.getId());
+        }
+      }
+      mapsDone += release(runningMaps, now);
+      if (mapsDone == mapCount) {
+        for (ContainerId held : heldReduces) {
+          runningReduces.put(held, now + reduces.durationMs());
+        }
+        heldReduces.clear();
+      }
+      reducesDone += release(runningReduces, now);
+      if (mapsDone == mapCount && reducesDone == reduceCount) {
+        doneAt = now;
+      }
+      return true;
+    }
+
+    private int release(Map<ContainerId, Long> running, long now) {
+      int done = 0;
+      var it = running.entrySet().iterator();
+      while (it.hasNext()) {
+        var e = it.next();
+        if (e.getValue() <= now) {
+          client.releaseAssignedContainer(e.getKey());
+          it.remove();
+          done++;
+        }
+      }
+      return done;
+    }
+
+    private <T> T as(PrivilegedExceptionAction<T> action) {
+      try {
+        return ugi.doAs(action);
+      } catch (IOException | InterruptedException e) {
+        throw new IllegalStateException(id + ": " + e, e);
+      }
+    }
+  }
+}
