@@ -252,9 +252,12 @@ class RealRM:
                     proc.wait()
             elif proc.stdin is not None:
                 proc.stdin.close()
-        for pid in leftover_processes(self.work):
-            with contextlib.suppress(ProcessLookupError):
-                os.kill(pid, signal.SIGKILL)
+        deadline = time.monotonic() + STOP_TIMEOUT_S
+        while (left := leftover_processes(self.work)) and time.monotonic() < deadline:
+            for pid in left:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.1)
 
     def __enter__(self) -> RealRM:
         return self.start()
@@ -266,8 +269,9 @@ class RealRM:
 
 
 def leftover_processes(work: Path) -> list[int]:
-    """PIDs of processes running in ``work`` or naming it on their command line (containers,
-    the launcher), never this process. Matched by directory, never by program name."""
+    """PIDs of live processes running in ``work`` or naming it on their command line
+    (containers, the launcher), never this process; zombies are gone already. Matched by
+    directory, never by program name."""
     root = str(work.resolve())
     found = []
     for entry in Path("/proc").iterdir():
@@ -276,7 +280,10 @@ def leftover_processes(work: Path) -> list[int]:
         try:
             cwd = os.readlink(entry / "cwd")
             cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-        except OSError:
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state == "Z":
             continue
         if cwd == root or cwd.startswith(root + "/") or root in cmdline:
             found.append(int(entry.name))

@@ -1,0 +1,158 @@
+"""Hadoop's own ResourceManager for the tests that matter to operators (marker ``realyarn``).
+
+One cluster per kind, started on first use and shared by the session (a start costs about 9 s);
+each test gets it back reset: no app left, the scheduler file as the kind's spec writes it, and
+the RM reloaded. Where Java, Maven or Maven Central is missing these tests skip with the reason,
+unless AMTUNER_REQUIRE_REALYARN=1 (CI sets it), which turns the skip into a failure.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from amtuner.model import SchedulerKind
+from amtuner.realyarn import ClusterSpec, RealRM, Unavailable, apps
+from amtuner.realyarn.build import Build, ensure_built
+from amtuner.realyarn.cluster import leftover_processes
+
+REQUIRE = os.environ.get("AMTUNER_REQUIRE_REALYARN") == "1"
+
+CLUSTERS = {
+    "capacity": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.1),
+    "fair": ClusterSpec(SchedulerKind.FAIR, am_share=0.5),
+    "capacity-mutable": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.1, mutable_store=True),
+}
+"""Two 8 GB / 8-vcore NodeManagers each; AMs of 1 GB (the minimum allocation)."""
+
+
+@pytest.fixture(scope="session")
+def realyarn_build() -> Build:
+    try:
+        return ensure_built()
+    except Unavailable as exc:
+        if REQUIRE:
+            pytest.fail(f"AMTUNER_REQUIRE_REALYARN=1 but no real RM can run here: {exc}")
+        pytest.skip(f"no real RM here: {exc}")
+
+
+@pytest.fixture(scope="session")
+def realyarn_clusters(
+    realyarn_build: Build, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str], RealRM]]:
+    """Starts each kind of cluster on first request; stops them all and checks nothing of
+    theirs survives."""
+    started: dict[str, RealRM] = {}
+
+    def get(kind: str) -> RealRM:
+        rm = started.get(kind)
+        if rm is None or not rm.alive():
+            if rm is not None:
+                rm.stop()
+            rm = RealRM(CLUSTERS[kind], tmp_path_factory.mktemp(kind), realyarn_build).start()
+            started[kind] = rm
+        return rm
+
+    yield get
+    for rm in started.values():
+        rm.stop()
+    left = {str(rm.work): leftover_processes(rm.work) for rm in started.values()}
+    assert not any(left.values()), f"processes outlived their cluster: {left}"
+
+
+def reset(rm: RealRM) -> None:
+    """No app left and the spec's scheduler configuration in force."""
+    session = requests.Session()
+    apps.kill_all(session, rm.url)
+    if rm.spec.mutable_store:
+        body = {"global-updates": {"entry": [
+            {"key": "yarn.scheduler.capacity.maximum-am-resource-percent",
+             "value": f"{rm.spec.am_share:g}"}]}}  # fmt: skip
+        r = session.put(
+            f"{rm.url}/ws/v1/cluster/scheduler-conf", params={"user.name": apps.USER},
+            json=body, timeout=30,
+        )  # fmt: skip
+        assert r.status_code == 200, r.text
+    else:
+        rm.write_scheduler_file()
+        refresh(rm)
+    wait_for(lambda: not apps.listed(session, rm.url, "ACCEPTED,RUNNING"), 30, "apps to end")
+
+
+def set_am_share(rm: RealRM, am_share: float) -> None:
+    """Write ``am_share`` as the global AM share and make the RM reload it."""
+    rm.write_scheduler_file(am_share)
+    refresh(rm)
+
+
+def share_for(rm: RealRM, ams: int, am_mb: int = 1024) -> float:
+    """The global AM share at which exactly ``ams`` AMs of ``am_mb`` fit on the whole cluster
+    (the one leaf's base is the cluster in both schedulers here)."""
+    return ams * am_mb / (rm.spec.nodes * rm.spec.node_memory_mb)
+
+
+def refresh(rm: RealRM) -> None:
+    done = subprocess.run(
+        [str(rm.yarn), "rmadmin", "-refreshQueues"], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def cluster_fixture(kind: str) -> Any:
+    @pytest.fixture
+    def fixture(realyarn_clusters: Callable[[str], RealRM]) -> Iterator[RealRM]:
+        rm = realyarn_clusters(kind)
+        reset(rm)
+        yield rm
+        if rm.alive():
+            apps.kill_all(requests.Session(), rm.url)
+
+    return fixture
+
+
+capacity_rm = cluster_fixture("capacity")
+fair_rm = cluster_fixture("fair")
+mutable_rm = cluster_fixture("capacity-mutable")
+
+
+@pytest.fixture(params=["capacity", "fair"])
+def real_rm(request: pytest.FixtureRequest, realyarn_clusters: Callable[[str], RealRM]) -> Any:
+    """Each test that takes it runs once per scheduler."""
+    return request.getfixturevalue(f"{request.param}_rm")
+
+
+def wait_for(ok: Callable[[], object], seconds: float, what: str) -> Any:
+    deadline = time.monotonic() + seconds
+    while True:
+        value = ok()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"waited {seconds:.0f} s for {what}")
+        time.sleep(0.25)
+
+
+def submit_holders(rm: RealRM, count: int) -> list[str]:
+    """``count`` apps that hold a 1 GB AM until killed."""
+    session = requests.Session()
+    return [apps.submit(session, rm.url, apps.RealJob(), str(rm.markers)) for _ in range(count)]
+
+
+def metrics(rm: RealRM) -> dict[str, Any]:
+    r = requests.get(f"{rm.url}/ws/v1/cluster/metrics", timeout=10)
+    return dict(r.json()["clusterMetrics"])
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    here = Path(__file__).parent
+    for item in items:
+        if here in Path(str(item.path)).parents:
+            item.add_marker(pytest.mark.realyarn)
+            item.add_marker(pytest.mark.slow)
