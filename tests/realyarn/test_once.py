@@ -22,7 +22,8 @@ DECISION = re.compile(r"^decision  (\S+): (\S+) -> (\S+) \[(\S+)\]", re.M)
 def leaf(rm: RealRM, name: str = "root.default") -> dict[str, Any]:
     """The RM's own record of one leaf queue, from /ws/v1/cluster/scheduler."""
     info = requests.get(f"{rm.url}/ws/v1/cluster/scheduler", timeout=10).json()
-    stack = [info["scheduler"]["schedulerInfo"].get("rootQueue", info["scheduler"]["schedulerInfo"])]
+    root = info["scheduler"]["schedulerInfo"]
+    stack = [root.get("rootQueue", root)]
     while stack:
         q = stack.pop()
         if (q.get("queuePath") or q.get("queueName")) == name:
