@@ -52,13 +52,15 @@ def expected_am_limit_mb(rm: RealRM, a: float) -> int:
     return max_am_resource(fair, cap, cap, a)[0]
 
 
-def once_config(tmp_path: Path, rm: RealRM, **sections: Any) -> Path:
-    """A config for ``rm``: its file, refreshed by its ``yarn`` shim unless ``sections`` say."""
+def once_config(tmp_path: Path, cluster: RealRM, **sections: Any) -> Path:
+    """A config for ``cluster``: its file, refreshed by its ``yarn`` shim, unless ``sections``
+    say otherwise."""
     defaults: dict[str, Any] = {
-        "rm": {"urls": [rm.url]},
-        "scheduler": {"kind": str(rm.spec.scheduler), "config_file": str(rm.scheduler_file)},
+        "rm": {"urls": [cluster.url]},
+        "scheduler": {
+            "kind": str(cluster.spec.scheduler), "config_file": str(cluster.scheduler_file)},
         "refresh": {"method": "command", "timeout_seconds": 60,
-                    "command": [str(rm.yarn), "rmadmin", "-refreshQueues"]},
+                    "command": [str(cluster.yarn), "rmadmin", "-refreshQueues"]},
     }  # fmt: skip
     return write_config(tmp_path / "amtuner.yaml", **(defaults | sections))
 
