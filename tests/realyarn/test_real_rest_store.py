@@ -9,7 +9,7 @@ import requests
 from amtuner.realyarn import RealRM, apps
 from tests.e2e.conftest import amtuner, write_config
 from tests.realyarn.conftest import metrics, submit_holders, wait_for
-from tests.realyarn.test_once import DECISION, expected_am_limit_mb, rm_am_limit_mb
+from tests.realyarn.test_real_once import DECISION, expected_am_limit_mb, rm_am_limit_mb
 
 KEY = "yarn.scheduler.capacity.maximum-am-resource-percent"
 

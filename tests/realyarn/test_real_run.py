@@ -16,7 +16,7 @@ from amtuner.realyarn import RealRM, apps
 from tests.e2e.test_run import Lines, cycles, scrape
 from tests.e2e.test_run import wait_for as wait_while_running
 from tests.realyarn.conftest import metrics, set_am_share, share_for, wait_for
-from tests.realyarn.test_once import once_config
+from tests.realyarn.test_real_once import once_config
 
 PERIOD_S = 3.0
 LOAD = apps.RealJob(
@@ -53,7 +53,8 @@ def test_run_tunes_the_loaded_rm_and_outlives_its_crash(
     )  # fmt: skip
     log = Lines(proc.stderr)
     try:
-        m = wait_while_running(lambda: log.find(r"metrics on (http://\S+/metrics)"), "metrics", proc)
+        listening = r"metrics on (http://\S+/metrics)"
+        m = wait_while_running(lambda: log.find(listening), "metrics", proc)
         metrics_url = m.group(1)  # type: ignore[union-attr]
 
         def raised() -> bool:

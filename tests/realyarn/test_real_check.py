@@ -6,7 +6,7 @@ from pathlib import Path
 
 from amtuner.realyarn import RealRM
 from tests.e2e.conftest import amtuner
-from tests.realyarn.test_once import once_config
+from tests.realyarn.test_real_once import once_config
 
 
 def test_check_passes_against_the_real_rm(real_rm: RealRM, tmp_path: Path) -> None:
