@@ -93,7 +93,7 @@ class ClusterSpec:
             "yarn.nodemanager.delete.debug-delay-sec": "0",
             "yarn.log-aggregation-enable": "false",
             "hadoop.tmp.dir": str(work / "tmp"),
-            # REST submission needs a caller: simple auth, ?user.name= names it.
+            # Callers name themselves with ?user.name=, as on a cluster without Kerberos.
             "hadoop.http.filter.initializers":
                 "org.apache.hadoop.security.AuthenticationFilterInitializer",
             "hadoop.http.authentication.type": "simple",
