@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -55,7 +56,8 @@ def test_run_tunes_the_loaded_rm_and_outlives_its_crash(
     try:
         listening = r"metrics on (http://\S+/metrics)"
         m = wait_while_running(lambda: log.find(listening), "metrics", proc)
-        metrics_url = m.group(1)  # type: ignore[union-attr]
+        assert isinstance(m, re.Match)
+        metrics_url = m.group(1)
 
         def raised() -> bool:
             s = scrape(metrics_url)
