@@ -43,6 +43,21 @@ def _tail(text: str) -> str:
     return text if len(text) <= _TAIL else "…" + text[-_TAIL:]
 
 
+ADMIN_HINT = (
+    "scheduler-conf is for the RM's administrators (yarn.admin.acl): set rm.user_name to one "
+    "(simple authentication) or rm.kerberos: true"
+)
+"""Why the mutation API answers 401/403: Hadoop 3.5's RM refuses an anonymous GET too."""
+
+
+def _http_failure(verb: str, url: str, response: requests.Response) -> RefreshError:
+    hint = f"; {ADMIN_HINT}" if response.status_code in (401, 403) else ""
+    return RefreshError(
+        f"{verb} {url} failed with HTTP {response.status_code}: "
+        f"{_tail(response.text) or response.reason}{hint}"
+    )
+
+
 class Refresher(Protocol):
     def describe(self) -> str:
         """What the refresh does, for dry-run output and logs."""
@@ -161,10 +176,7 @@ class RestRefresher:
                 continue
             if response.status_code == 200:
                 return response.content
-            raise RefreshError(
-                f"GET {url} failed with HTTP {response.status_code}: "
-                f"{_tail(response.text) or response.reason}"
-            )
+            raise _http_failure("GET", url, response)
         raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
 
     def refresh(self, edit: Edit) -> None:
@@ -190,10 +202,7 @@ class RestRefresher:
                 continue
             if 200 <= response.status_code < 300:
                 return
-            raise RefreshError(
-                f"PUT {url} failed with HTTP {response.status_code}: "
-                f"{_tail(response.text) or response.reason}"
-            )
+            raise _http_failure("PUT", url, response)
         raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
 
     def _put(self, url: str, body: bytes) -> requests.Response:

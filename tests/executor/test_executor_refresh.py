@@ -255,6 +255,19 @@ def test_rest_redirect_loop_and_rm_error_and_unreachable(rms: Callable[[Handler]
             RestRefresher([dead_url()], session, 5).refresh(edit)
 
 
+def test_rest_refused_for_want_of_an_admin_says_what_to_set(
+    rms: Callable[[Handler], FakeRM],
+) -> None:
+    def unauthenticated(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
+        return 401, {}, b"Unable to obtain user name, user not authenticated"
+
+    edit = Edit(Path("x"), b"", b"", "", True, {"": (0.1, 0.4)})
+    with requests.Session() as session, pytest.raises(RefreshError) as refused:
+        RestRefresher([rms(unauthenticated).url], session, 5).refresh(edit)
+    assert "HTTP 401: Unable to obtain user name" in str(refused.value)
+    assert "set rm.user_name" in str(refused.value)
+
+
 def test_rest_failure_rolls_back_the_file(tmp_path: Path, rms: Callable[[Handler], FakeRM]) -> None:
     def refuse(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
         return 400, {}, b"Invalid configuration: maximum-am-resource-percent"

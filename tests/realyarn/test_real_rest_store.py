@@ -61,3 +61,15 @@ def test_rmadmin_refused_on_a_mutable_store_restores_the_file(
     assert "mutable" in run.stdout + run.stderr, run.stdout + run.stderr
     assert mutable_rm.scheduler_file.read_bytes() == original
     assert store_value(mutable_rm) == before
+
+
+def test_an_anonymous_caller_is_told_to_name_an_admin(mutable_rm: RealRM, tmp_path: Path) -> None:
+    """Hadoop 3.5's RM answers GET scheduler-conf with 401 to an anonymous caller: `check`
+    says which setting is missing instead of only quoting the RM."""
+    cfg = write_config(
+        tmp_path / "amtuner.yaml", rm={"urls": [mutable_rm.url]},
+        scheduler={"kind": "capacity"}, refresh={"method": "rest"},
+    )  # fmt: skip
+    run = amtuner("check", "--config", str(cfg))
+    assert run.returncode == 4, run.stdout + run.stderr
+    assert "HTTP 401" in run.stdout and "set rm.user_name" in run.stdout, run.stdout
