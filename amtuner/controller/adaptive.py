@@ -97,6 +97,7 @@ from amtuner.model import (
     ControllerState,
     Decision,
     Observation,
+    QueueStats,
     Rule,
     SchedulerKind,
 )
@@ -219,15 +220,32 @@ def _share(
     return used / total, am / total, am_each / total, ratio, 1 / total
 
 
+def _available_vcores_base(obs: Observation, q: QueueStats | None) -> bool:
+    """Whether the FairScheduler's AM limit counts vcores against what is available.
+
+    ``FSLeafQueue.computeMaxAMResource`` (Hadoop 2.9+) replaces a zero component of the fair
+    share by the cluster's available amount; under the default ``fair`` policy a leaf's fair
+    share has 0 vcores (FairSharePolicy shares memory only), so the vcore side of the limit is
+    A x the vcores free now, not A x a share of the total."""
+    if obs.scheduler is not SchedulerKind.FAIR:
+        return False
+    leaves = [q] if q is not None else list(obs.queues)
+    reported = [x.vcores_share for x in leaves if x.vcores_share is not None]
+    return bool(reported) and not any(reported)
+
+
 def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Figures:
     if obs.memory_total_mb <= 0:
         raise ValueError(f"M_total must be positive, got {obs.memory_total_mb}")
     q = obs.queue(target) if target != GLOBAL_TARGET else None
+    from_available = _available_vcores_base(obs, q)
     if q is not None:
         p, r, mem, vc = q.pending_apps, q.running_apps, q.memory_used_mb, q.vcores_used
         am_mem, am_vc = q.am_memory_used_mb, q.am_vcores_used
         mem_total = q.memory_share_mb if q.memory_share_mb else obs.memory_total_mb
         vc_total = q.vcores_share if q.vcores_share else 0
+        if from_available:
+            vc_total = obs.vcores_total
         containers = q.containers
     else:
         p, r, mem, vc = obs.pending_apps, obs.running_apps, obs.memory_used_mb, obs.vcores_used
@@ -243,14 +261,16 @@ def _figures(obs: Observation, settings: ControllerSettings, target: str) -> _Fi
     tasks_running = containers - r if measured and containers is not None and containers > r else 0
     am_mem_each = am_mem / r if r and am_mem else settings.unit_mb * 2
     shares = [_share(mem, am_mem, am_mem_each, mem_total, tasks_running)]
+    limits = [(shares[0][2], shares[0][4])]
     if vc_total > 0 and obs.vcores_scheduled:
         am_vc = r if am_vc is None else am_vc  # one vcore per AM: the MapReduce default
         am_vc_each = am_vc / r if r and am_vc else 1
         shares.append(_share(vc, am_vc, am_vc_each, vc_total, tasks_running))
+        base = max(obs.vcores_total - obs.vcores_used, 1) if from_available else vc_total
+        limits.append((am_vc_each / base, 1 / base))
     used, am, each, ratio, _ = max(shares)
-    limits = tuple((x[2], x[4]) for x in shares)
     fair = obs.scheduler is SchedulerKind.FAIR
-    return _Figures(p, r, used, am, each, used - am, measured, ratio, limits, fair)
+    return _Figures(p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair)
 
 
 def task_aim(t2: float, am_to_task: float) -> float:

@@ -8,9 +8,10 @@ applies too (the root pitfall). The arithmetic is in module-level functions of p
 Not modelled: preemption (off by default in FS too), queue placement rules (jobs name their queue;
 an unknown queue is created as a leaf, as the default ``specified`` rule does), ACLs,
 reservations, maxChildResources, the fair-share update interval (shares are recomputed whenever
-the set of active queues changes), a parent queue's own drf policy (children are always compared
-by memory). Placement is one scheduling pass over the cluster, not a node heartbeat at a time;
-a container goes where both its memory and its vcores fit (``fitsIn``), whatever the policy.
+the set of active queues changes), the order of children under a parent's drf policy (they are
+compared by memory; the shares themselves follow the parent's policy). Placement is one
+scheduling pass over the cluster, not a node heartbeat at a time; a container goes where both its
+memory and its vcores fit (``fitsIn``), whatever the policy.
 """
 
 from __future__ import annotations
@@ -301,6 +302,14 @@ def parse_allocation_file(data: bytes) -> FSConf:
 # --- runtime ---------------------------------------------------------------------------------
 
 
+def _set_fair(q: FSQueue, mb: int, vcores: int) -> None:
+    q.fair_mb, q.fair_vcores = mb, vcores
+
+
+def _set_steady(q: FSQueue, mb: int, vcores: int) -> None:
+    q.steady_mb, q.steady_vcores = mb, vcores
+
+
 class FSQueue:
     __slots__ = (
         "allocated_containers",
@@ -488,7 +497,13 @@ class FairScheduler:
 
     def _update_shares(self) -> None:
         """Instantaneous fair shares among active queues (those with runnable apps), top down;
-        steady shares the same among all queues."""
+        steady shares the same among all queues.
+
+        A parent shares out what its own policy computes (``FSParentQueue.recomputeShares``):
+        ``fair`` passes only memory to ComputeFairShares (FairSharePolicy), so under it a
+        child's vcore share stays 0 as in Hadoop 2.7-3.5, and the AM limit's vcores fall back to
+        what is available (`max_am_resource`); ``drf`` shares every resource
+        (DominantResourceFairnessPolicy). Only root holds the whole cluster."""
         cluster = self.cluster
         root = self.queues["root"]
         root.fair_mb, root.fair_vcores = cluster.total_mb, cluster.total_vcores
@@ -504,22 +519,22 @@ class FairScheduler:
             active = [k for k in kids if k.runnable > 0]
             for k in kids:
                 k.fair_mb = k.fair_vcores = 0
-            mems = compute_fair_shares(
-                q.fair_mb, [(k.conf.weight, k.min_mb, k.max_mb) for k in active]
-            )
-            vcs = compute_fair_shares(
-                q.fair_vcores, [(k.conf.weight, k.min_vcores, k.max_vcores) for k in active]
-            )
-            for k, m, v in zip(active, mems, vcs, strict=True):
-                k.fair_mb, k.fair_vcores = m, v
-            mems = compute_fair_shares(
-                q.steady_mb, [(k.conf.weight, k.min_mb, k.max_mb) for k in kids]
-            )
-            vcs = compute_fair_shares(
-                q.steady_vcores, [(k.conf.weight, k.min_vcores, k.max_vcores) for k in kids]
-            )
-            for k, m, v in zip(kids, mems, vcs, strict=True):
-                k.steady_mb, k.steady_vcores = m, v
+            for group, of_mb, of_vc, set_share in (
+                (active, q.fair_mb, q.fair_vcores, _set_fair),
+                (kids, q.steady_mb, q.steady_vcores, _set_steady),
+            ):
+                mems = compute_fair_shares(
+                    of_mb, [(k.conf.weight, k.min_mb, k.max_mb) for k in group]
+                )
+                vcs = (
+                    compute_fair_shares(
+                        of_vc, [(k.conf.weight, k.min_vcores, k.max_vcores) for k in group]
+                    )
+                    if q.policy == "drf"
+                    else [0] * len(group)
+                )
+                for k, m, v in zip(group, mems, vcs, strict=True):
+                    set_share(k, m, v)
         self._shares_dirty = False
 
     # runnability (maxRunningApps)

@@ -132,16 +132,23 @@ def test_dry_run_prints_the_diff_and_writes_nothing(tmp_path: Path, scheduler: s
 
 
 def adaptive_once_when(
-    tmp_path: Path, scheduler: str, sim_args: list[str], ready: Callable[[dict[str, Any]], bool]
+    tmp_path: Path,
+    scheduler: str,
+    sim_args: list[str],
+    ready: Callable[[dict[str, Any]], bool],
+    edit: Callable[[bytes], bytes] = lambda data: data,
 ) -> tuple[str, tuple[str, ...]]:
-    """Start the simulated RM on the paper's mixed group from the scheduler's default share,
-    wait until ``ready(clusterMetrics)``, run ``amtuner once --dry-run`` with the adaptive
-    policy; (output, decision of the global target as old, new, rule)."""
+    """Start the simulated RM on the paper's mixed group from the scheduler's default share
+    (its file passed through ``edit``), wait until ``ready(clusterMetrics)``, run ``amtuner
+    once --dry-run`` with the adaptive policy; (output, decision of the global target as old,
+    new, rule)."""
     from amtuner.demo import running_sim
 
     sched = tmp_path / f"{scheduler}-scheduler.xml"
     default = 0.1 if scheduler == "capacity" else 0.5
-    sched.write_bytes(default_scheduler_config(scheduler, ["root.default"], am_share=default))
+    sched.write_bytes(
+        edit(default_scheduler_config(scheduler, ["root.default"], am_share=default))
+    )
     argv = ["--scheduler", scheduler, "--workload", "paper:mixed", "--port", "0",
             "--speed", "5", "--scheduler-config", str(sched), *sim_args]  # fmt: skip
     with running_sim(argv) as (url, _):
@@ -176,14 +183,51 @@ def test_vcores_the_capacity_scheduler_does_not_count_do_not_make_it_look_full(
     assert rule == "under-allocation", out
 
 
+def drf(data: bytes) -> bytes:
+    """An allocation file whose queues share vcores too (DominantResourceFairnessPolicy)."""
+    return data.replace(
+        b"<allocations>",
+        b"<allocations>\n  <defaultQueueSchedulingPolicy>drf</defaultQueueSchedulingPolicy>",
+    )
+
+
 def test_ams_the_size_of_a_task_leave_tasks_more_than_t2(tmp_path: Path) -> None:
-    """FairScheduler on 8 GB nodes with 3 vcores: vcores bind, and an AM takes one, as a task
-    does. At the default 0.5 AMs and tasks hold half the vcores each, which is T2 for the
-    paper's AMs of two task units; the container count the RM serves shows one-unit AMs, so
-    adaptive aims higher for tasks and lowers A."""
+    """DRF FairScheduler on 8 GB nodes with 3 vcores: vcores bind, and an AM takes one, as a
+    task does. At the default 0.5 AMs and tasks hold half the vcores each (under drf the leaf's
+    fair share has vcores, so the AM limit is half of them), which is T2 for the paper's AMs of
+    two task units; the container count the RM serves shows one-unit AMs, so adaptive aims
+    higher for tasks and lowers A."""
     out, (old, new, rule) = adaptive_once_when(
         tmp_path, "fair", ["--node-vcores", "3"],
         lambda m: m["allocatedVirtualCores"] == m["totalVirtualCores"] and m["appsPending"] > 0,
+        edit=drf,
     )  # fmt: skip
     assert rule == "over-allocation-3", out
     assert float(new) < float(old) == 0.5 and "(T2 for AMs 1x a task)" in out
+
+
+@pytest.mark.parametrize(("edit", "leaf_vcores"), [(lambda d: d, 0), (drf, 32)])
+def test_the_simulated_fair_scheduler_reports_vcore_shares_as_hadoop_does(
+    tmp_path: Path, edit: Callable[[bytes], bytes], leaf_vcores: int
+) -> None:
+    """`amtuner sim --scheduler fair` while apps run: under the default fair policy a leaf's
+    fairResources has 0 vcores (FairSharePolicy shares memory only), under drf the leaf's
+    share of them; root holds the whole cluster either way."""
+    from amtuner.demo import running_sim
+
+    sched = tmp_path / "fair-scheduler.xml"
+    sched.write_bytes(edit(default_scheduler_config("fair", ["root.default"], am_share=0.5)))
+    argv = ["--scheduler", "fair", "--workload", "paper:mixed", "--port", "0",
+            "--speed", "5", "--scheduler-config", str(sched)]  # fmt: skip
+    with running_sim(argv) as (url, _):
+        deadline = time.monotonic() + 10
+        while requests.get(f"{url}/ws/v1/cluster/metrics", timeout=5).json()[
+            "clusterMetrics"
+        ]["appsRunning"] == 0:
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        info = requests.get(f"{url}/ws/v1/cluster/scheduler", timeout=5).json()
+    root = info["scheduler"]["schedulerInfo"]["rootQueue"]
+    (leaf,) = root["childQueues"]["queue"]
+    assert root["fairResources"]["vCores"] == 32
+    assert leaf["fairResources"]["vCores"] == leaf_vcores and leaf["numActiveApps"] > 0

@@ -102,13 +102,38 @@ def test_minus_one_disables_the_am_check() -> None:
 
 
 def test_am_share_caps_running_apps_at_placement_time() -> None:
+    """Hadoop 2.9-3.5 FSLeafQueue.computeMaxAMResource under the default fair policy: the
+    leaf's fair share has no vcores, so the limit's vcore side is 0.5 x the vcores free when
+    the last AM was tried; memory binds here (8 AMs of 2 GB)."""
     wl = _workload({"root.default": 10}, maps=50, nodes=4)
     sim = build_simulation("fair", wl, default_scheduler_config("fair", wl.queues, 0.5))
     sim.run_until(1.0)
-    leaf = next(q for q in sim.view().queues if q.path == "root.default")
-    assert (leaf.am_limit.memory_mb, leaf.am_limit.vcores) == (16384, 16)  # 0.5 x 32768, 32
+    view = sim.view()
+    leaf = next(q for q in view.queues if q.path == "root.default")
+    assert (leaf.fair_share.memory_mb, leaf.fair_share.vcores) == (32768, 0)
+    assert leaf.am_limit.memory_mb == 16384  # 0.5 x 32768
+    assert 0 < leaf.am_limit.vcores < 16  # 0.5 x 32 had the total been its base
     assert (leaf.num_active_apps, leaf.num_pending_apps) == (8, 2)
-    assert sim.view().apps_pending == 2
+    assert view.apps_pending == 2
+
+
+@pytest.mark.parametrize(("policy", "vcores"), [("fair", 0), ("drf", 16)])
+def test_a_leafs_vcore_fair_share_follows_its_parents_policy(policy: str, vcores: int) -> None:
+    """FairSharePolicy passes only memory to ComputeFairShares; DRF shares every resource
+    (Hadoop 2.7-3.5; a parent cannot be fifo). Two active leaves of equal weight on 32 GB / 32
+    vcores."""
+    wl = _workload({"root.a": 2, "root.b": 2}, nodes=4)
+    data = default_scheduler_config("fair", wl.queues, 0.5).replace(
+        b"<allocations>",
+        f"<allocations>\n  <defaultQueueSchedulingPolicy>{policy}"
+        "</defaultQueueSchedulingPolicy>".encode(),
+    )
+    sim = build_simulation("fair", wl, data)
+    sim.run_until(1.0)
+    shares = {q.path: q.fair_share for q in sim.view().queues}
+    assert (shares["root"].memory_mb, shares["root"].vcores) == (32768, 32)
+    for leaf in ("root.a", "root.b"):
+        assert (shares[leaf].memory_mb, shares[leaf].vcores) == (16384, vcores)
 
 
 def test_vcores_bind_the_fair_scheduler_but_not_the_capacity_scheduler() -> None:
