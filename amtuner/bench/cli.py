@@ -12,6 +12,7 @@ from pathlib import Path
 from amtuner.bench import common, paper, soak, suite
 from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
+from amtuner.sim.spec import HEARTBEATS
 
 
 def _schedulers(text: str) -> list[SchedulerKind]:
@@ -51,7 +52,10 @@ def cmd_paper(args: argparse.Namespace) -> int:
     kinds = _schedulers(args.scheduler)
     # Thousands of simulated reloads are not news on a terminal.
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
-    todo = paper.scenarios(kinds, args.seeds, args.periods, args.policies, stagger=args.stagger)
+    todo = paper.scenarios(
+        kinds, args.seeds, args.periods, args.policies, stagger=args.stagger,
+        heartbeats=HEARTBEATS[args.heartbeats],
+    )  # fmt: skip
     started = time.perf_counter()
     runs = paper.run_all(todo, args.workers, common.tqdm_progress)
     wall = time.perf_counter() - started
@@ -148,6 +152,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="controller policies to compare, comma-separated (always includes "
                    f"paper; known: {', '.join(sorted(POLICIES))})")
     _stagger_option(p)
+    p.add_argument(
+        "--heartbeats", choices=sorted(HEARTBEATS), default="none",
+        help="how the simulated RM hands out containers: none (at once, the default) or "
+        "hadoop3 (node and AM heartbeats every 1 s, as `amtuner simulate --heartbeats`)",
+    )  # fmt: skip
     p.set_defaults(func=cmd_paper)
 
     p = sub.add_parser(

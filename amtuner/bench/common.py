@@ -21,6 +21,7 @@ from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
 from amtuner.sim.control import PERIOD_S, ControlledRun
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
+from amtuner.sim.spec import IMMEDIATE, Heartbeats
 from amtuner.sim.workload import load_workload
 
 T = TypeVar("T")
@@ -46,6 +47,7 @@ def simulate(
     targets: tuple[str, ...] = (),
     lead_s: float = 0.0,
     node_vcores: int | None = None,
+    heartbeats: Heartbeats = IMMEDIATE,
 ) -> SimResult:
     """``spec`` with the global AM share fixed at ``a``, or (``a`` None) under ``policy`` every
     ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
@@ -59,7 +61,9 @@ def simulate(
     config = default_scheduler_config(
         scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a
     )
-    sim = build_simulation(scheduler, workload, config, seed=seed, node_vcores=node_vcores)
+    sim = build_simulation(
+        scheduler, workload, config, seed=seed, node_vcores=node_vcores, heartbeats=heartbeats
+    )
     if a is not None:
         return sim.run(max_sim_seconds)
     with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:

@@ -15,6 +15,7 @@ drains. The README's results section shows 5, 10, 15 and 30 s side by side.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from amtuner.bench.common import (
 from amtuner.bench.common import run_all as run_each
 from amtuner.model import SchedulerKind
 from amtuner.sim.control import PERIOD_S
+from amtuner.sim.spec import IMMEDIATE, Heartbeats
 
 GROUPS = ("grep", "terasort", "wordcount", "mixed")
 MAX_SIM_SECONDS = 4 * 3600.0
@@ -60,6 +62,8 @@ class Scenario:
     lead_s: float = field(default=0.0, compare=False)
     """The controller's first cycle this long before the batch (see `staggered_lead`); how a
     scenario is run, not which one it is, so results are looked up without it."""
+    heartbeats: Heartbeats = field(default=IMMEDIATE, compare=False)
+    """How the simulated RM hands out containers; the same for every scenario of a run."""
 
 
 def run_scenario(sc: Scenario) -> float | None:
@@ -73,6 +77,7 @@ def run_scenario(sc: Scenario) -> float | None:
         policy=sc.policy,
         period_s=sc.period_s,
         lead_s=sc.lead_s,
+        heartbeats=sc.heartbeats,
     )
     return result.makespan_s if result.finished else None
 
@@ -84,6 +89,7 @@ def scenarios(
     policies: Sequence[str] = ("paper",),
     *,
     stagger: bool = False,
+    heartbeats: Heartbeats = IMMEDIATE,
 ) -> list[Scenario]:
     """Every fixed value, the paper controller at each period, other policies at PERIOD_S;
     controllers start with the batch, or (``stagger``) before it."""
@@ -104,7 +110,7 @@ def scenarios(
                     for name in policies
                     if name != "paper"
                 ]
-    return out
+    return [dataclasses.replace(sc, heartbeats=heartbeats) for sc in out]
 
 
 def run_all(

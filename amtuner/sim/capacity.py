@@ -522,7 +522,7 @@ class CapacityScheduler:
             if leaf.user_used.get(app.spec.user, 0) + mem > self.user_limit_mb(leaf):
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue
-            node = cluster.find(mem)
+            node = cluster.find(mem, off_switch=app.next_is_off_switch(cluster.maps_off_switch))
             if node is None:
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue

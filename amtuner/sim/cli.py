@@ -22,6 +22,7 @@ from amtuner.sim.simulation import (
     build_simulation,
     default_scheduler_config,
 )
+from amtuner.sim.spec import HEARTBEATS
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -87,6 +88,14 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="capacity-scheduler.xml or fair-scheduler.xml to start from "
         "(default: equal shares for the workload's queues); fixed:A overrides its global share",
     )
+    p.add_argument(
+        "--heartbeats",
+        choices=sorted(HEARTBEATS),
+        default="none",
+        help="none: place every container the instant it fits (default); hadoop3: node and AM "
+        "heartbeats every 1 s, one container per node heartbeat (FairScheduler) or one "
+        "off-switch container (CapacityScheduler)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--no-timing",
@@ -118,6 +127,7 @@ def build(args: argparse.Namespace) -> Simulation:
         node_memory_mb=args.node_memory_mb,
         node_vcores=args.node_vcores,
         seed=args.seed,
+        heartbeats=HEARTBEATS[args.heartbeats],
     )
 
 

@@ -2,7 +2,9 @@
 
 Placement keeps the nodes in buckets by free memory (in units of the minimum allocation), so
 finding a node never scans the cluster: the scheduler takes a node from the fullest-free bucket,
-which spreads containers the way node heartbeats arriving in turn do on a real RM.
+which spreads containers the way node heartbeats arriving in turn do on a real RM. A scheduling
+pass is one round of node heartbeats (`begin_heartbeat` / `end_heartbeat`): a node that has taken
+its share of containers for the round leaves the buckets until the round ends.
 
 Processor sharing: every task on a node progresses at the same rate
 ``min(1, cpu / cpu_demand, disk / disk_demand)``. A node keeps a "work clock" (the integral of its
@@ -20,6 +22,8 @@ from typing import Any
 from amtuner.sim.engine import Engine
 
 _EPS = 1e-9
+_PARKED = -2
+"""A node's bucket while it has taken all it may this heartbeat."""
 
 
 def normalise_up(value: int, step: int) -> int:
@@ -39,6 +43,9 @@ class Node:
         "disk_sum",
         "free_mb",
         "free_vcores",
+        "hb",
+        "hb_all",
+        "hb_off",
         "index",
         "last_t",
         "memory_mb",
@@ -62,6 +69,10 @@ class Node:
         self.free_vcores = vcores
         self.containers = 0
         self.bucket = -1
+        self.hb = -1
+        """The heartbeat round ``hb_all`` and ``hb_off`` count in."""
+        self.hb_all = 0
+        self.hb_off = 0
         self.cpu_sum = 0.0
         self.disk_sum = 0.0
         self.rate = 1.0
@@ -84,6 +95,9 @@ class Cluster:
         disk_mbps: float,
         min_alloc_mb: int = 1024,
         on_task_done: Callable[[Node, Any], None],
+        per_node: int = 0,
+        offswitch_per_node: int = 0,
+        maps_off_switch: bool = False,
     ) -> None:
         if nodes < 1 or memory_mb < min_alloc_mb or vcores < 1:
             raise ValueError(
@@ -109,6 +123,15 @@ class Cluster:
             node.bucket = units
             self._buckets[units][node] = None
         self._top = units
+        self.per_node = per_node
+        """Containers a node takes per heartbeat (0: no cap)."""
+        self.offswitch_per_node = offswitch_per_node
+        """Off-switch containers a node takes per heartbeat (0: no cap)."""
+        self.maps_off_switch = maps_off_switch
+        """Maps ask for any host (else for their split's: node-local)."""
+        self._round = 0
+        self._parked: list[Node] = []
+        self._capped = False
 
     @property
     def free_mb(self) -> int:
@@ -117,24 +140,48 @@ class Cluster:
     def fits_somewhere(self, memory_mb: int) -> bool:
         return self._top * self.min_alloc_mb >= memory_mb
 
-    def find(self, memory_mb: int, vcores: int = 0) -> Node | None:
+    def find(self, memory_mb: int, vcores: int = 0, *, off_switch: bool = False) -> Node | None:
         """The node with the most free memory, if the (normalised) request fits there; with
         ``vcores``, the one with the most free memory among those that also have the vcores
         free. A FairScheduler checks both (``fitsIn``); a CapacityScheduler with the default
-        resource calculator passes none: it places by memory alone and lets vcores run over."""
+        resource calculator passes none: it places by memory alone and lets vcores run over.
+        An ``off_switch`` request skips nodes that have had their off-switch share this
+        heartbeat."""
         if self._top * self.min_alloc_mb < memory_mb:
             return None
         roomiest = next(iter(self._buckets[self._top]))
-        if vcores <= 0 or roomiest.free_vcores >= vcores:
+        if self._takes(roomiest, vcores, off_switch):
             return roomiest  # nearly always: memory runs out first in most clusters
         fewest_units = -(-memory_mb // self.min_alloc_mb)
         for units in range(self._top, fewest_units - 1, -1):
             for node in self._buckets[units]:
-                if node.free_vcores >= vcores:
+                if self._takes(node, vcores, off_switch):
                     return node
         return None
 
-    def allocate(self, node: Node, memory_mb: int, vcores: int) -> None:
+    def _takes(self, node: Node, vcores: int, off_switch: bool) -> bool:
+        if vcores > 0 and node.free_vcores < vcores:
+            return False
+        cap = self.offswitch_per_node
+        return not (off_switch and cap and node.hb == self._round and node.hb_off >= cap)
+
+    def begin_heartbeat(self) -> None:
+        """A new round of node heartbeats: every node may take its share again."""
+        self._round += 1
+        self._capped = False
+
+    def end_heartbeat(self) -> bool:
+        """Nodes that took their share come back; True when some node was capped this round
+        (so more may be placeable on the next one)."""
+        for node in self._parked:
+            node.bucket = -1
+            self._rebucket(node)
+        self._parked.clear()
+        return self._capped
+
+    def allocate(
+        self, node: Node, memory_mb: int, vcores: int, *, off_switch: bool = False
+    ) -> None:
         self._account()
         node.free_mb -= memory_mb
         node.free_vcores -= vcores
@@ -143,6 +190,23 @@ class Cluster:
         self.used_vcores += vcores
         self.containers += 1
         self._rebucket(node)
+        if not (self.per_node or self.offswitch_per_node):
+            return
+        if node.hb != self._round:
+            node.hb, node.hb_all, node.hb_off = self._round, 0, 0
+        node.hb_all += 1
+        node.hb_off += off_switch
+        if self.offswitch_per_node and node.hb_off >= self.offswitch_per_node:
+            self._capped = True
+        if self.per_node and node.hb_all >= self.per_node:
+            self._capped = True
+            self._park(node)
+
+    def _park(self, node: Node) -> None:
+        del self._buckets[node.bucket][node]
+        node.bucket = _PARKED
+        self._parked.append(node)
+        self._lower_top()
 
     def release(self, node: Node, memory_mb: int, vcores: int) -> None:
         self._account()
@@ -174,19 +238,23 @@ class Cluster:
 
     def _rebucket(self, node: Node) -> None:
         units = node.free_mb // self.min_alloc_mb
-        if units == node.bucket:
+        if units == node.bucket or node.bucket == _PARKED:
             return
         buckets = self._buckets
-        del buckets[node.bucket][node]
+        if node.bucket >= 0:
+            del buckets[node.bucket][node]
         buckets[units][node] = None
         node.bucket = units
         if units > self._top:
             self._top = units
         else:
-            top = self._top
-            while top > 0 and not buckets[top]:
-                top -= 1
-            self._top = top
+            self._lower_top()
+
+    def _lower_top(self) -> None:
+        buckets, top = self._buckets, self._top
+        while top > 0 and not buckets[top]:
+            top -= 1
+        self._top = top
 
     def _advance(self, node: Node) -> None:
         now = self.engine.now

@@ -14,19 +14,26 @@ and AMs plus held reduces can never starve their own maps for good.
 
 from __future__ import annotations
 
+import math
 import random
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.cluster import Cluster, Node, normalise_up
 from amtuner.sim.engine import Engine
-from amtuner.sim.spec import JobSpec, TaskGroup
+from amtuner.sim.spec import Heartbeats, JobSpec, TaskGroup
 from amtuner.sim.view import AppState
 
 DURATION_JITTER = 0.1
 """Each task's duration is drawn uniformly within ±10 % of its profile value, so that tasks of
 one job do not finish in lock-step (real tasks never do)."""
+
+
+TaskDone = tuple["App", bool, int, int]
+"""(app, is a map, MB, vcores): what a task's end reports."""
+Task = tuple[Node, float, float, float, TaskDone]
+"""(node, work seconds, CPU, disk MB/s, what its end reports): a task about to start."""
 
 
 class Unit:
@@ -99,6 +106,10 @@ class App:
         """Version of this app's entry in its queue's ordering heap (stale entries are skipped)."""
         self.in_heap = False
 
+    def next_is_off_switch(self, maps_off_switch: bool) -> bool:
+        """AMs and reduces ask for any host; maps for their split's hosts, unless told."""
+        return self.am_node is None or maps_off_switch or not self.pending[0].is_map
+
     def next_request(self) -> tuple[int, int]:
         """(memory, vcores) of the container this app wants next; only called when it wants one."""
         if self.am_node is None:
@@ -154,8 +165,10 @@ class Runtime:
         scheduler: Scheduler,
         apps: list[App],
         rng: random.Random,
+        heartbeats: Heartbeats,
     ) -> None:
         self.engine = engine
+        self.heartbeats = heartbeats
         self.cluster = cluster
         self.scheduler = scheduler
         self.apps = apps
@@ -168,18 +181,39 @@ class Runtime:
         self.apps_failed = 0
         self.containers_pending = 0
         self._pass_due = False
+        self._last_pass = -math.inf
         for app in apps:
             engine.at(app.spec.submit_s, self._submit, app)
 
     def mark_dirty(self) -> None:
-        """Something may now be placeable: run one scheduling pass at the current time."""
-        if not self._pass_due:
-            self._pass_due = True
+        """Something may now be placeable: run one scheduling pass on the next round of node
+        heartbeats (at once where heartbeats are not modelled), one pass a round."""
+        if self._pass_due:
+            return
+        self._pass_due = True
+        beat = self.heartbeats.node_s
+        if beat <= 0:
             self.engine.after(0.0, self._pass, None)
+            return
+        tick = math.ceil(self.engine.now / beat - 1e-9) * beat
+        self.engine.at(max(tick, self._last_pass + beat), self._pass, None)
 
     def _pass(self, _: object) -> None:
         self._pass_due = False
+        self._last_pass = self.engine.now
+        self.cluster.begin_heartbeat()
         self.scheduler.assign(self.launch)
+        if self.cluster.end_heartbeat():
+            self.mark_dirty()
+
+    def _after_am_heartbeat(self, fn: Callable[[Any], None], arg: Any) -> None:
+        """``fn(arg)`` on the AM's next heartbeat, when it learns of a container granted or
+        done; at once where AM heartbeats are not modelled."""
+        beat = self.heartbeats.am_s
+        if beat > 0:
+            self.engine.after(beat * self.rng.random(), fn, arg)
+        else:
+            fn(arg)
 
     def _too_big(self, memory_mb: int) -> bool:
         """Larger than any node: the RM refuses such a request (its maximum allocation)."""
@@ -208,6 +242,7 @@ class Runtime:
         """Give ``app`` the container it asks for next, on ``node``."""
         now = self.engine.now
         self.containers_pending -= 1
+        off_switch = app.next_is_off_switch(self.heartbeats.maps_off_switch)
         is_am = app.am_node is None
         if is_am:
             mem, vc = app.am_memory_mb, app.am_vcores
@@ -228,15 +263,18 @@ class Runtime:
             group = unit.group
             work = group.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
             if unit.is_map or app.maps_done == app.maps_total:
-                payload = (app, unit.is_map, mem, vc)
-                self.cluster.start_task(node, work, group.cpu_cores, group.disk_mbps, payload)
+                task = (node, work, group.cpu_cores, group.disk_mbps, (app, unit.is_map, mem, vc))
+                self._after_am_heartbeat(self._start_task, task)
             else:
                 app.held_reduces.append((node, work, group.cpu_cores, group.disk_mbps, mem, vc))
         app.used_mb += mem
         app.used_vcores += vc
         app.running_containers += 1
-        self.cluster.allocate(node, mem, vc)
+        self.cluster.allocate(node, mem, vc, off_switch=off_switch)
         self.scheduler.on_allocated(app, mem, vc, is_am)
+
+    def _start_task(self, task: Task) -> None:
+        self.cluster.start_task(*task)
 
     def _request(self, app: App, groups: tuple[TaskGroup, ...]) -> None:
         min_alloc = self.cluster.min_alloc_mb
@@ -274,8 +312,13 @@ class Runtime:
             app.reduces_requested = True
             self._request(app, app.spec.reduces)
 
-    def on_task_done(self, node: Node, payload: tuple[App, bool, int, int]) -> None:
-        app, is_map, mem, vc = payload
+    def on_task_done(self, node: Node, payload: TaskDone) -> None:
+        """A task ended; its AM hears of it, and gives its container back, on its next
+        heartbeat."""
+        self._after_am_heartbeat(self._task_done, (node, payload))
+
+    def _task_done(self, done: tuple[Node, TaskDone]) -> None:
+        node, (app, is_map, mem, vc) = done
         self._release(app, node, mem, vc)
         if is_map:
             app.maps_done += 1

@@ -19,7 +19,7 @@ from amtuner.sim.engine import Engine, make_rng
 from amtuner.sim.fair import FairScheduler
 from amtuner.sim.jobs import App, Runtime
 from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
-from amtuner.sim.spec import Workload
+from amtuner.sim.spec import IMMEDIATE, Heartbeats, Workload
 from amtuner.sim.view import AppView, ClusterView, Res
 
 __all__ = [
@@ -86,8 +86,11 @@ class Simulation:
         node_memory_mb: int,
         node_vcores: int,
         seed: int,
+        heartbeats: Heartbeats = IMMEDIATE,
     ) -> None:
         self.scheduler_kind = scheduler
+        self.heartbeats = heartbeats
+        fair = scheduler is SchedulerKind.FAIR
         self.workload = workload
         self.seed = seed
         self.engine = Engine()
@@ -98,6 +101,11 @@ class Simulation:
             vcores=node_vcores,
             disk_mbps=workload.node_disk_mbps,
             on_task_done=self._on_task_done,
+            per_node=heartbeats.per_node if fair and heartbeats.node_s > 0 else 0,
+            offswitch_per_node=(
+                heartbeats.offswitch_per_node if not fair and heartbeats.node_s > 0 else 0
+            ),
+            maps_off_switch=heartbeats.maps_off_switch,
         )
         self.scheduler: CapacityScheduler | FairScheduler
         if scheduler is SchedulerKind.CAPACITY:
@@ -111,7 +119,8 @@ class Simulation:
             for n, i in enumerate(order)
         ]
         self.runtime = Runtime(
-            self.engine, self.cluster, self.scheduler, self.apps, make_rng(seed, "tasks")
+            self.engine, self.cluster, self.scheduler, self.apps, make_rng(seed, "tasks"),
+            heartbeats,
         )
         self.a_trace: list[list[float]] = [[0.0, self.scheduler.global_am_share]]
         self.queue_a_trace: dict[str, list[list[float]]] = {
@@ -277,6 +286,7 @@ def build_simulation(
     node_memory_mb: int | None = None,
     node_vcores: int | None = None,
     seed: int = 0,
+    heartbeats: Heartbeats = IMMEDIATE,
 ) -> Simulation:
     """A simulation at t = 0 with every job's submission scheduled; raises SchedulerConfigError
     for an unusable scheduler file and ValueError for an impossible cluster."""
@@ -291,4 +301,5 @@ def build_simulation(
         node_memory_mb=node_memory_mb if node_memory_mb is not None else workload.node_memory_mb,
         node_vcores=node_vcores if node_vcores is not None else workload.node_vcores,
         seed=seed,
+        heartbeats=heartbeats,
     )

@@ -58,3 +58,37 @@ class Workload:
     node_disk_mbps: float = 100.0
     queues: tuple[str, ...] = ("root.default",)
     """Leaf queues the jobs use; a default scheduler config gives each an equal share."""
+
+
+@dataclass(frozen=True, slots=True)
+class Heartbeats:
+    """When and how many containers the RM hands out: Hadoop 3.x defaults.
+
+    A scheduler places containers on a node when that node heartbeats
+    (``yarn.resourcemanager.nodemanagers.heartbeat-interval-ms``, 1 s), not whenever room
+    appears; a container granted reaches its AM on the AM's next heartbeat (MapReduce's
+    ``yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms``, 1 s), and a finished task's
+    container is given back on the next one. ``node_s`` 0 is the old model: every container
+    placed the instant it fits, and no AM latency.
+    """
+
+    node_s: float = 1.0
+    am_s: float = 1.0
+    per_node: int = 1
+    """FairScheduler: containers per node heartbeat (``assignmultiple`` false: 1; 0: no cap)."""
+    offswitch_per_node: int = 1
+    """CapacityScheduler: off-switch containers per node heartbeat
+    (``per-node-heartbeat.maximum-offswitch-assignments``, 3.x); 0: no cap."""
+    maps_off_switch: bool = False
+    """MapReduce maps ask for their split's hosts, so the CapacityScheduler places them
+    node-local, several a heartbeat; AMs and reduces ask for any host (off-switch). True where
+    the load asks any host for maps too (the AM host of `amtuner bench real`)."""
+
+
+HADOOP_3 = Heartbeats()
+
+IMMEDIATE = Heartbeats(node_s=0.0, am_s=0.0, per_node=0, offswitch_per_node=0)
+"""Every container placed the instant it fits: the simulator before heartbeats were modelled."""
+
+HEARTBEATS = {"none": IMMEDIATE, "hadoop3": HADOOP_3}
+"""The heartbeat models a command line can name (``--heartbeats``)."""
