@@ -19,7 +19,7 @@ def workload(jobs: int, maps: int, nodes: int = 2) -> Workload:
             job_id=f"j{i}", submit_s=0.0, queue="root.default",
             maps=(TaskGroup("map", maps, 1024, 1, 30.0, 0.1, 1.0),),
             am_memory_mb=1024, am_startup_s=2.0,
-        )  # fmt: skip
+        )
         for i in range(jobs)
     )
     return Workload("t", specs, nodes=nodes, queues=("root.default",))
