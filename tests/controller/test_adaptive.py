@@ -581,3 +581,29 @@ def test_strictly_alternating_inputs_settle() -> None:
         trace.append(d.new_a)
     late = trace[20:]
     assert max(late) - min(late) <= 2 * SETTINGS.step + 1e-9
+
+
+def fair_leaf(vcores_share: int | None) -> QueueStats:
+    return QueueStats(
+        name="root.default", pending_apps=6, running_apps=4, memory_used_mb=14336,
+        vcores_used=10, am_memory_used_mb=8192, am_vcores_used=4,
+        memory_share_mb=32768, vcores_share=vcores_share, containers=10,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(("share", "base"), [(0, 2), (12, 12)])
+def test_a_fair_limits_vcores_count_against_what_is_free_when_its_share_has_none(
+    share: int | None, base: int
+) -> None:
+    """FSLeafQueue.computeMaxAMResource (Hadoop 2.9+): a fair share of 0 vcores (the default
+    fair policy shares memory only) is replaced by the vcores available, so A x 2 free vcores,
+    not A x 12, is what the next AM must fit in; a share with vcores (drf) is used as given."""
+    leaf = fair_leaf(share)
+    o = replace(
+        obs(6, 4, 14336, 8192, total=32768, vcores=(10, 12), queues=(leaf,)),
+        scheduler=SchedulerKind.FAIR, containers=10,
+    )  # fmt: skip
+    for target in (GLOBAL_TARGET, "root.default"):
+        figures = adaptive._figures(o, SETTINGS, target)
+        (_, _), (vc_each, vc_unit) = figures.limits
+        assert (vc_each, vc_unit) == pytest.approx((1 / base, 1 / base))
