@@ -64,6 +64,7 @@ def change_entries(
                 "new": d.new_a,
                 "direction": str(d.direction),
                 "rule": str(d.rule),
+                "case": d.label,
                 "reason": d.reason,
                 "inputs": {
                     **inputs,

@@ -15,12 +15,16 @@ from prometheus_client.exposition import start_http_server
 
 from amtuner import __version__
 from amtuner.audit import task_memory_ratio
+from amtuner.controller.adaptive import Case
 from amtuner.cycle import CycleReport
 from amtuner.model import ControllerState, Rule
 
 RESULTS = ("applied", "ok", "error", "crashed")
 """`amtuner_cycles_total{result}`: a change written; no change (or dry-run/paused); an RM, file
 or refresh error (see the other counters); an unexpected exception (a bug: see the log)."""
+
+CASES = [str(r) for r in Rule] + [str(c) for c in Case]
+"""Every decision label: the paper's policy names its rules, the adaptive one its cases."""
 
 DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 """A cycle is a few HTTP requests (and maybe a refresh command): tens of ms up to the timeouts."""
@@ -60,6 +64,13 @@ class Metrics:
             "Rule of the last decision per target (hold when nothing fired)",
             ["target"],
             states=[str(r) for r in Rule],
+            registry=registry,
+        )
+        self.case = Enum(
+            "amtuner_last_decision_case",
+            "Case of the last decision per target: the policy's own, finer than its rule",
+            ["target"],
+            states=CASES,
             registry=registry,
         )
         self.changes = Counter(
@@ -140,6 +151,7 @@ class Metrics:
             self.task_memory.set(task_memory_ratio(obs, unit_mb))
         for d in report.decisions:
             self.rule.labels(target_label(d.target)).state(str(d.rule))
+            self.case.labels(target_label(d.target)).state(d.label)
             if report.applied and d.changed:
                 self.changes.labels(target_label(d.target), str(d.direction)).inc()
         self.observe_states(states)

@@ -105,6 +105,14 @@ class Decision:
     """One line a human can check against the numbers,
     e.g. ``P 12 > P(t-1) 9 and M_used/M_total 0.41 < T1 1.00``."""
     target: str = GLOBAL_TARGET
+    case: str = ""
+    """Which of the policy's cases decided (adaptive: `adaptive.Case`); the rule's name where a
+    policy has no finer cases (the paper's)."""
+
+    @property
+    def label(self) -> str:
+        """The case, else the rule: what metrics, status and logs name the decision by."""
+        return self.case or self.rule.value
 
     @property
     def direction(self) -> Direction:

@@ -130,6 +130,7 @@ def summarize(report: CycleReport, states: States) -> dict[str, Any]:
                 "old_a": d.old_a,
                 "new_a": d.new_a,
                 "rule": str(d.rule),
+                "case": d.label,
                 "reason": d.reason,
                 "n": states[d.target].n if d.target in states else None,
             }

@@ -47,7 +47,7 @@ def print_status(
         for d in last.get("decisions", []):
             print(
                 f"decision    {target_name(d['target'])}: {d['old_a']:g} -> {d['new_a']:g} "
-                f"[{d['rule']}] {d['reason']}",
+                f"[{_label(d)}] {d['reason']}",
                 file=out,
             )
     for target, s in sorted(states.items()):
@@ -58,7 +58,7 @@ def print_status(
     for c in changes:
         print(
             f"  {c.get('time')} {c.get('target')}: {c.get('old')} -> {c.get('new')} "
-            f"[{c.get('rule')}] {c.get('reason')}",
+            f"[{_label(c)}] {c.get('reason')}",
             file=out,
         )
 
@@ -94,3 +94,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--lines", "-n", type=int, default=5, help="audit lines to show (default: %(default)s)"
     )
     p.set_defaults(func=cmd_status)
+
+
+def _label(decision: Mapping[str, Any]) -> str:
+    """``rule`` or, where the policy named a finer case, ``rule: case`` (older records have
+    no case)."""
+    rule, case = decision.get("rule"), decision.get("case")
+    return f"{rule}: {case}" if case and case != rule else str(rule)

@@ -23,7 +23,7 @@ OBS = Observation(
     memory_total_mb=10_000,
 )
 UP = Decision(0.1, 0.2, Rule.UNDER_ALLOCATION, "P 7 > P(t-1) 3 ...", "root.a")
-HOLD = Decision(0.5, 0.5, Rule.HOLD, "...", "")
+HOLD = Decision(0.5, 0.5, Rule.HOLD, "...", "", case="dead-band")
 APPLIED = CycleReport(
     started=100.0, duration_s=0.03, observation=OBS, decisions=(UP, HOLD), applied=True
 )
@@ -47,6 +47,11 @@ def test_an_applied_cycle(reg: CollectorRegistry) -> None:
     rule = {"target": "root.a", "amtuner_last_decision_rule": "under-allocation"}
     assert v("amtuner_last_decision_rule", rule) == 1
     assert v("amtuner_last_decision_rule", {**rule, "amtuner_last_decision_rule": "hold"}) == 0
+    # The paper's policy names its rule; the adaptive one its finer case.
+    case = "amtuner_last_decision_case"
+    assert v(case, {"target": "root.a", case: "under-allocation"}) == 1
+    assert v(case, {"target": "global", case: "dead-band"}) == 1
+    assert v(case, {"target": "global", case: "hold"}) == 0
     assert v("amtuner_changes_total", {"target": "root.a", "direction": "up"}) == 1
     assert v("amtuner_changes_total", {"target": "global", "direction": "none"}) is None
     assert v("amtuner_cycles_total", {"result": "applied"}) == 1

@@ -65,6 +65,7 @@ def test_the_summary_round_trips_beside_the_states(tmp_path: Path) -> None:
             "old_a": 0.2,
             "new_a": 0.3,
             "rule": "under-allocation",
+            "case": "under-allocation",
             "reason": "P 9 > P(t-1) 4 and ...",
             "n": 4,
         }
@@ -148,3 +149,13 @@ def test_a_corrupt_state_file_is_reported(config: Path, capsys: pytest.CaptureFi
     (config.parent / "state.json").write_text("{")
     assert cmd_status(argparse.Namespace(config=config, lines=5)) == 2
     assert "move it aside" in capsys.readouterr().err
+
+
+def test_status_names_the_adaptive_case_beside_the_rule(tmp_path: Path) -> None:
+    """The adaptive policy's decisions carry a case finer than the paper's rule; status shows
+    both, and records without a case (older daemons, the paper's policy) show the rule."""
+    from amtuner.status import _label
+
+    assert _label({"rule": "hold", "case": "dead-band"}) == "hold: dead-band"
+    assert _label({"rule": "under-allocation", "case": "under-allocation"}) == "under-allocation"
+    assert _label({"rule": "hold"}) == "hold"

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from amtuner.config import ControllerSettings
 from amtuner.controller import adaptive, get_policy
+from amtuner.controller.adaptive import Case
 from amtuner.model import (
     GLOBAL_TARGET,
     ControllerState,
@@ -72,7 +73,7 @@ def test_measured_am_use_decides_and_the_estimate_is_only_a_fallback() -> None:
     # than one AM (0.08) over A, so lowering A again cannot act before jobs finish: hold.
     d, _ = decide(obs(5, 10, 97_000, 80_000), seen(0.6, p=5))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.6)
-    assert "AM 0.80" in d.reason and "waiting" in d.reason
+    assert "AM 0.80" in d.reason and d.case == Case.AMS_OVER_A
     assert "estimated" not in d.reason
     # Without the RM's figure the paper's estimate is 10 x 2048 = 20 480 MB = 0.2048: with A
     # filled (0.6 - 0.0205 of slack = 0.5795) tasks would hold 0.97 - 0.5795 = 0.39 < 0.45.
@@ -102,7 +103,7 @@ def test_over_allocation_moves_to_where_tasks_keep_t2_and_no_further() -> None:
     # act only as jobs finish.
     d, _ = decide(obs(5, 8, 100_000, 56_000), replace(s, a=0.49))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.49)
-    assert "waiting for jobs to finish" in d.reason
+    assert d.case == Case.AT_GOAL
 
 
 def test_short_jobs_on_the_capacity_scheduler_lower_one_am_at_a_time() -> None:
@@ -111,7 +112,7 @@ def test_short_jobs_on_the_capacity_scheduler_lower_one_am_at_a_time() -> None:
     o = obs(5, 9, 100_000, 45_000)
     d, _ = decide(o, seen(0.75, p=10))
     assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.7)
-    assert "6 of 10 apps finished last period (short jobs): one AM less" in d.reason
+    assert d.case == Case.OVER_ALLOCATED and "6 of 10 apps finished" in d.reason
 
 
 def test_short_jobs_on_the_fair_scheduler_hold_and_long_ones_go_to_the_goal() -> None:
@@ -121,11 +122,11 @@ def test_short_jobs_on_the_fair_scheduler_hold_and_long_ones_go_to_the_goal() ->
     o = replace(obs(5, 9, 100_000, 45_000), scheduler=SchedulerKind.FAIR)
     d, s = decide(o, seen(0.75, p=10))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.75)
-    assert "6 of 10 apps finished last period (short jobs): each AM gets its task" in d.reason
-    assert s.extra[adaptive.SHORT] == 1.0
+    assert d.case == Case.SHORT_FULL and "6 of 10 apps finished" in d.reason
+    assert adaptive.Memory.of(s.extra).short
     d, s = decide(o, seen(0.75, p=5))
     assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
-    assert s.extra[adaptive.SHORT] == 0.0
+    assert not adaptive.Memory.of(s.extra).short
 
 
 def test_new_jobs_arriving_into_short_jobs_send_a_fair_scheduler_to_one_minus_t2() -> None:
@@ -134,19 +135,19 @@ def test_new_jobs_arriving_into_short_jobs_send_a_fair_scheduler_to_one_minus_t2
     # the newcomers' size is unknown and each freed AM place would admit one: A goes to where
     # tasks keep T2 once long jobs fill the cluster, 1 - 0.5.
     o = replace(obs(20, 10, 90_000, 60_000), scheduler=SchedulerKind.FAIR)
-    d, s = decide(o, seen(0.8, p=10, extra={adaptive.SHORT: 1.0}))
+    d, s = decide(o, seen(0.8, p=10, extra=adaptive.Memory(short=True).extra()))
     assert (d.rule, d.new_a) == (Rule.OVER_ALLOCATION_3, 0.5)
-    assert "P grew 10 -> 20 while the running jobs were short" in d.reason
-    assert s.extra[adaptive.SHORT] == 1.0  # carried over the arrivals
+    assert d.case == Case.NEWCOMERS
+    assert adaptive.Memory.of(s.extra).short  # carried over the arrivals
     # Long jobs before the arrivals, or the CapacityScheduler (FIFO: a newcomer too many waits
     # without slowing the jobs ahead): the dead band holds.
     d, _ = decide(o, seen(0.8, p=10))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.8)
     capacity = replace(o, scheduler=SchedulerKind.CAPACITY)
-    d, _ = decide(capacity, seen(0.8, p=10, extra={adaptive.SHORT: 1.0}))
+    d, _ = decide(capacity, seen(0.8, p=10, extra=adaptive.Memory(short=True).extra()))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.8)
     # Already at or below 1 - T2: nothing to do.
-    d, _ = decide(o, seen(0.4, p=10, extra={adaptive.SHORT: 1.0}))
+    d, _ = decide(o, seen(0.4, p=10, extra=adaptive.Memory(short=True).extra()))
     assert d.new_a == 0.4
 
 
@@ -155,7 +156,7 @@ def test_a_trickle_into_short_jobs_on_a_half_busy_cluster_keeps_its_room() -> No
     # real; the old goal used - T2 = 0.09 cut A below the AMs already running and let the
     # backlog grow to 60 while the cluster idled. At A 0.5 = 1 - T2 there is nothing to lower.
     o = replace(obs(1, 8, 59_000, 50_000), scheduler=SchedulerKind.FAIR)
-    d, _ = decide(o, seen(0.5, p=0, extra={adaptive.SHORT: 1.0}))
+    d, _ = decide(o, seen(0.5, p=0, extra=adaptive.Memory(short=True).extra()))
     assert d.rule is not Rule.OVER_ALLOCATION_3 and d.new_a >= 0.5
 
 
@@ -164,7 +165,7 @@ def test_short_jobs_on_the_capacity_scheduler_raise_by_the_bisection_step() -> N
     # need an AM each, so the mix is not a tail; raise by half the distance, 0.5 + 0.225.
     d, _ = decide(obs(10, 9, 60_000, 45_000), seen(0.5, p=15))
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.725)
-    assert "an AM-heavy mix is what they need" in d.reason
+    assert d.case == Case.ROOM_SHORT
 
 
 # --- dead band --------------------------------------------------------------------------------
@@ -190,7 +191,7 @@ def test_nothing_waiting_holds_whatever_the_figures() -> None:
     for used in (0, 50_000, 100_000):
         d, _ = decide(obs(0, 10, used, 90_000), seen(0.9))
         assert (d.rule, d.new_a) == (Rule.HOLD, 0.9)
-        assert "nothing waits" in d.reason
+        assert d.case == Case.NOTHING_WAITS
 
 
 @pytest.mark.parametrize("a", [0.1, 0.8])
@@ -199,8 +200,8 @@ def test_idle_at_start_up_sets_one_minus_t2(a: float) -> None:
     # 1 - T2 = 0.5, from either side, and the search starts afresh at the first burst.
     d, s = decide(obs(0, 0, 0, 0), ControllerState(a=a))
     rule = Rule.UNDER_ALLOCATION if a < 0.5 else Rule.OVER_ALLOCATION_3
-    assert (d.rule, d.new_a, s.extra[adaptive.LAST_MOVE]) == (rule, 0.5, 0.0)
-    assert "idle at start-up" in d.reason
+    assert (d.rule, d.new_a, adaptive.Memory.of(s.extra).last_move) == (rule, 0.5, 0.0)
+    assert d.case == Case.IDLE_START
     # Idle later on: whatever A was learned is kept for the next burst.
     d, _ = decide(obs(0, 0, 0, 0), seen(a))
     assert (d.rule, d.new_a) == (Rule.HOLD, a)
@@ -215,7 +216,7 @@ def test_first_period_is_a_burst_and_raises_by_half_the_distance() -> None:
     d, s = decide(obs(30, 0, 0, 12_000), ControllerState(a=0.1))
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.525)
     assert "first period: widest step" in d.reason
-    assert s.n == 1 and s.extra[adaptive.LAST_MOVE] == 1.0
+    assert s.n == 1 and adaptive.Memory.of(s.extra).last_move == 1.0
 
 
 def test_a_burst_into_an_untried_a_probes_half_as_far() -> None:
@@ -229,21 +230,18 @@ def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> Non
     # used 0.6, AM 0.5 (10 apps, 0.05 each), tasks 0.1 < AM: the running apps are in their
     # tail and may free the room themselves. First sight: hold.
     d, s = decide(obs(10, 10, 60_000, 50_000), seen(0.5))
-    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
-    assert "if the room is still there next period" in d.reason
+    assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.5, Case.ROOM_TAIL_UNCONFIRMED)
     # Still there: one more AM, 11 x 0.05 = 0.55 (the RM rounds its limit up, so exactly that
     # admits the eleventh AM).
     d, _ = decide(obs(10, 10, 60_000, 50_000), s)
-    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.55)
-    assert "room for one more AM" in d.reason
+    assert (d.rule, d.new_a, d.case) == (Rule.UNDER_ALLOCATION, 0.55, Case.ROOM_TAIL)
 
 
 def test_apps_just_admitted_by_a_burst_wait_for_their_tasks() -> None:
     # P jumped 0 -> 30 and 10 AMs just started without tasks yet (tasks 0.1 < AM 0.5): they will
     # ask for their tasks within seconds, so the room is not free; it must show twice.
     d, _ = decide(obs(30, 10, 60_000, 50_000), ControllerState(a=0.5, prev_pending=0))
-    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
-    assert "if the room is still there next period" in d.reason
+    assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.5, Case.ROOM_TAIL_UNCONFIRMED)
 
 
 def test_room_with_busy_tasks_gets_the_bisection_step() -> None:
@@ -256,16 +254,16 @@ def test_room_is_no_reason_to_raise_when_every_waiting_am_fits_under_a() -> None
     # One app arrived (a Poisson stream), nothing runs: 0 + 1 x 0.0205 <= 0.5. A holds nobody.
     d, _ = decide(obs(1, 0, 0, 0), ControllerState(a=0.5))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
-    assert "every waiting app's AM fits under A" in d.reason
+    assert d.case == Case.ALL_FIT
 
 
 def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:
     # The last period raised A and the AM share (0.5) has not grown since: the RM has not
     # loaded the value yet or the AMs are starting. Raising again would overshoot.
-    s = seen(0.7, extra={adaptive.RAISED: 1.0, adaptive.AM_SEEN: 0.5, adaptive.LAST_MOVE: 1.0})
+    s = seen(0.7, extra=adaptive.Memory(raised=True, am_seen=0.5, last_move=1).extra())
     d, s2 = decide(obs(10, 10, 60_000, 50_000), s)
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.7)
-    assert "has not grown since the last raise" in d.reason
+    assert d.case == Case.UNSEEN
     # Once AM use has grown the loop may raise again.
     d, _ = decide(obs(10, 11, 65_000, 55_000), s2)
     assert d.rule is Rule.UNDER_ALLOCATION and d.new_a > 0.7
@@ -276,14 +274,14 @@ def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:
 
 def test_reversal_deepens_the_step() -> None:
     # Last move was down; room now: a reversal, n 1 -> 2: 0.5 + 0.45 / 4 = 0.6125.
-    s = seen(0.5, p=40, extra={adaptive.LAST_MOVE: -1.0})
+    s = seen(0.5, p=40, extra=adaptive.Memory(last_move=-1).extra())
     d, s2 = decide(obs(40, 10, 60_000, 25_000), s)
-    assert (d.new_a, s2.n, s2.extra[adaptive.REVERSED]) == (0.6125, 2, 1.0)
+    assert (d.new_a, s2.n, adaptive.Memory.of(s2.extra).reversed) == (0.6125, 2, 1.0)
 
 
 def test_step_regrows_while_moves_keep_the_same_direction() -> None:
     # n 3 after earlier reversals; a second raise in a row: n 3 -> 2, 0.5 + 0.45 / 4 = 0.6125.
-    s = seen(0.5, p=40, n=3, extra={adaptive.LAST_MOVE: 1.0})
+    s = seen(0.5, p=40, n=3, extra=adaptive.Memory(last_move=1).extra())
     d, s2 = decide(obs(40, 12, 60_000, 25_000), s)
     assert (d.new_a, s2.n) == (0.6125, 2)
     d, s3 = decide(obs(40, 14, 70_000, 30_000), s2)  # AM use grew: the raise took effect
@@ -293,7 +291,7 @@ def test_step_regrows_while_moves_keep_the_same_direction() -> None:
 def test_backlog_jump_resets_the_step_to_the_widest() -> None:
     # n 6 (a long search converged), then 40 apps arrive at once (P 5 -> 45 > max(R 8, 5)).
     s = ControllerState(a=0.3, n=6, prev_pending=5, prev_running=8,
-                        extra={adaptive.LAST_MOVE: -1.0})  # fmt: skip
+                        extra=adaptive.Memory(last_move=-1).extra())  # fmt: skip
     d, s2 = decide(obs(45, 8, 50_000, 16_384), s)
     assert "backlog jumped 5 -> 45: widest step" in d.reason
     assert (d.rule, d.new_a, s2.n) == (Rule.UNDER_ALLOCATION, 0.625, 1)  # 0.3 + 0.65 / 2
@@ -321,7 +319,7 @@ def test_second_reversal_in_a_row_waits_for_confirmation() -> None:
     d4, s = decide(OVER, s)  # confirmed: down
     dirs = [d.direction for d in (d1, d2, d3, d4)]
     assert dirs == [Direction.DOWN, Direction.UP, Direction.NONE, Direction.DOWN]
-    assert "second reversal in a row" in d3.reason and d3.rule is Rule.HOLD
+    assert d3.case == Case.REVERSAL_UNCONFIRMED and d3.rule is Rule.HOLD
 
 
 # --- per-queue figures ------------------------------------------------------------------------
@@ -339,7 +337,7 @@ def test_a_named_queue_is_judged_on_its_own_figures() -> None:
     small = queue("root.small", 6, 10, 30_000, 20_000, 50_000)
     big = queue("root.big", 3, 10, 50_000, 30_000, 50_000)
     o = obs(9, 20, 97_000, 50_000, queues=(small, big))
-    d, _ = decide(o, seen(0.4, p=6, extra={adaptive.HAD_ROOM: 1.0}), "root.small")
+    d, _ = decide(o, seen(0.4, p=6, extra=adaptive.Memory(had_room=True).extra()), "root.small")
     assert (d.rule, d.target) == (Rule.UNDER_ALLOCATION, "root.small")
     assert "P 6, used 0.60, AM 0.40" in d.reason
     d, _ = decide(o, seen(0.8, p=3), "root.big")
@@ -375,7 +373,7 @@ def test_a_counts_ams_by_their_own_larger_share() -> None:
     # memory (0.02 each), and 40 AMs hold 0.40 of the vcores, so with A filled tasks would keep
     # 0.97 - 0.39 = 0.58: nothing to lower.
     d, _ = decide(obs(40, 10, 50_000, 20_000, vcores=(97, 100)), seen(0.8, p=40))
-    assert d.rule is Rule.HOLD and "dead band" in d.reason
+    assert d.rule is Rule.HOLD and d.case in (Case.DEAD_BAND, Case.TASKS_KEEP_AIM)
 
 
 def test_vcores_a_scheduler_does_not_count_are_ignored() -> None:
@@ -452,7 +450,7 @@ def test_the_a_for_whole_ams_admits_exactly_them_in_the_simulated_schedulers(
     assume(ams * am_mb < total_mb and ams < total_vc)
     o = obs(5, 3, 3 * am_mb, 3 * am_mb, total=total_mb, vcores=(3, total_vc))
     o = replace(o, scheduler=kind, vcores_scheduled=kind is SchedulerKind.FAIR)
-    a = adaptive._figures(o, SETTINGS, GLOBAL_TARGET).a_for(ams)
+    a = adaptive.figures.figures(o, SETTINGS, GLOBAL_TARGET).a_for(ams)
     if kind is SchedulerKind.FAIR:
         whole = (total_mb, total_vc)
         limit = fair.max_am_resource(whole, whole, whole, a)
@@ -468,7 +466,7 @@ def test_a_raise_smaller_than_an_am_still_admits_one() -> None:
     # Seven 2 GB AMs on 32 GB (A 0.4375), room shown twice, a deep search (n 5): the step, 0.05,
     # is less than an AM (0.0625) and 0.4875 would admit none. A goes to eight AMs' worth.
     o = replace(obs(2, 7, 24_576, 14_336, total=32_768), scheduler=SchedulerKind.FAIR)
-    d, _ = decide(o, seen(0.4375, p=2, n=5, extra={adaptive.HAD_ROOM: 1.0}))
+    d, _ = decide(o, seen(0.4375, p=2, n=5, extra=adaptive.Memory(had_room=True).extra()))
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.5)
     assert "8 whole AMs" in d.reason
 
@@ -503,15 +501,15 @@ def observations(draw: st.DrawFn) -> Observation:
 
 @st.composite
 def states(draw: st.DrawFn) -> ControllerState:
-    extra = {
-        adaptive.LAST_MOVE: float(draw(st.sampled_from([-1, 0, 1]))),
-        adaptive.REVERSED: float(draw(st.booleans())),
-        adaptive.WANTED: float(draw(st.sampled_from([-1, 0, 1]))),
-        adaptive.HAD_ROOM: float(draw(st.booleans())),
-        adaptive.RAISED: float(draw(st.booleans())),
-        adaptive.AM_SEEN: draw(frac),
-        adaptive.SHORT: float(draw(st.booleans())),
-    }
+    extra = adaptive.Memory(
+        last_move=draw(st.sampled_from([-1, 0, 1])),
+        reversed=draw(st.booleans()),
+        wanted=draw(st.sampled_from([-1, 0, 1])),
+        had_room=draw(st.booleans()),
+        raised=draw(st.booleans()),
+        am_seen=draw(frac),
+        short=draw(st.booleans()),
+    ).extra()
     return ControllerState(
         a=draw(st.floats(-0.5, 1.5)),
         n=draw(st.integers(1, 2000)),
@@ -604,6 +602,30 @@ def test_a_fair_limits_vcores_count_against_what_is_free_when_its_share_has_none
         scheduler=SchedulerKind.FAIR, containers=10,
     )  # fmt: skip
     for target in (GLOBAL_TARGET, "root.default"):
-        figures = adaptive._figures(o, SETTINGS, target)
+        figures = adaptive.figures.figures(o, SETTINGS, target)
         (_, _), (vc_each, vc_unit) = figures.limits
         assert (vc_each, vc_unit) == pytest.approx((1 / base, 1 / base))
+
+
+@given(observations(), states())
+def test_every_case_reports_the_rule_the_paper_would_name(
+    o: Observation, s: ControllerState
+) -> None:
+    """A case names which rule decided; its Rule stays the paper's coarser name: raises are
+    under-allocation, lowers over-allocation-3, everything that keeps A a hold (A given inside
+    its bounds: one outside is taken to them, a move of no rule's)."""
+    inside = min(max(round(s.a, adaptive.DECIMALS), SETTINGS.a_min), SETTINGS.a_max)
+    d, _ = decide(o, replace(s, a=inside))
+    assert d.case in set(Case)
+    if d.direction is Direction.UP:
+        assert d.rule is Rule.UNDER_ALLOCATION
+    elif d.direction is Direction.DOWN:
+        assert d.rule is Rule.OVER_ALLOCATION_3
+    if d.case in (Case.NOTHING_WAITS, Case.DEAD_BAND, Case.ALL_FIT, Case.REVERSAL_UNCONFIRMED):
+        assert d.rule is Rule.HOLD and not d.changed
+
+
+def test_the_rules_table_ends_with_a_rule_that_always_decides() -> None:
+    """`decide` takes the first verdict of RULES; the last rule has one for every period that
+    reaches it (full, apps waiting, A above its goal)."""
+    assert adaptive.RULES[-1] is adaptive.rules.over_allocated

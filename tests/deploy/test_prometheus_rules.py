@@ -39,6 +39,7 @@ METRICS: dict[str, frozenset[str]] = {
         "amtuner_memory_used_ratio": set(),
         "amtuner_task_memory_ratio": set(),
         "amtuner_last_decision_rule": {"target", "amtuner_last_decision_rule"},  # an Enum
+        "amtuner_last_decision_case": {"target", "amtuner_last_decision_case"},  # an Enum
         "amtuner_changes_total": {"target", "direction"},
         "amtuner_cycle_duration_seconds": {"le"},
         "amtuner_cycles_total": {"result"},

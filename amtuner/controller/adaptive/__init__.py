@@ -1,0 +1,144 @@
+"""The adaptive policy: the paper's loop (T2, alpha/2^n), rebuilt on what the RM measures.
+
+Pure like the paper's (no I/O, no clock, no logging); one call is one control period. `decide`
+reads the period's figures (`figures`: shares of the target's own denominator, in whole AMs),
+asks the rules of `RULES` in order for a verdict, and turns the first into a move in stages: a
+second reversal in a row waits for confirmation, the depth of the search (`_depth`), the step
+(`figures.move`), whole AMs (`_whole_ams`). Each rule's docstring (`rules`) says why it is
+there; `Case` names them in decisions, metrics and status. A stays in [a_min, a_max] with at
+most DECIMALS decimals; what the policy carries between periods is `Memory`.
+
+The rules, as one line each (A only gates apps that have not started; it never stops a running
+AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into short jobs on a
+FairScheduler, down to 1 - T2; room while apps wait, raise (unless every waiting AM fits, the
+last raise has not shown, or the running apps are in their tail: then one AM after the room
+shows twice); between ROOMY and FULL, hold; full while apps wait, lower straight to where tasks
+keep their aim (`task_aim`) unless they already do, AM use is still over A, jobs are short, or
+A is at the goal.
+"""
+
+from __future__ import annotations
+
+from amtuner.config import ControllerSettings
+from amtuner.controller.adaptive.figures import DECIMALS, move, task_aim
+from amtuner.controller.adaptive.rules import (
+    FULL,
+    ROOMY,
+    RULE_OF,
+    RULES,
+    Case,
+    Memory,
+    Period,
+    period,
+)
+from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule
+
+__all__ = ["DECIMALS", "FULL", "ROOMY", "RULES", "Case", "Memory", "decide", "task_aim"]
+
+
+def _prefix(p: Period, state: ControllerState) -> str:
+    prefix = "" if p.f.measured else "AM use estimated as R x unit x 2; "
+    if p.a != state.a:
+        prefix += f"A {state.a:.6g} taken as {p.a:.4g} (bounds, {DECIMALS} decimals); "
+    if p.burst:
+        prefix += (
+            "first period: widest step; "
+            if p.first
+            else f"backlog jumped {p.prev_pending} -> {p.f.pending}: widest step; "
+        )
+    return prefix
+
+
+def _depth(p: Period, n: int, want: int, reversal: bool) -> int:
+    """n is a search depth, not a clock: a reversal (the last move overshot) deepens it; a
+    second move the same way after a non-reversal makes it shallower (the optimum is further
+    than thought); a backlog jump resets it to 1 (`decide`): a new workload, a new search. So
+    the loop keeps the reach to follow a workload that changes, which the paper's ever-growing
+    n loses after a few periods."""
+    if p.burst and p.f.running == 0 and (p.f.am + p.f.am_per_app) * p.f.to_a <= p.a:
+        # Nothing runs yet and A has room for the next AM: A is untried. Job sizes are
+        # unknown, and AMs admitted in excess are not preempted, so probe half as far.
+        return 2
+    if reversal and not p.burst:  # after a burst n stays 1: a new search
+        return n + 1
+    if p.memory.last_move == want and not p.burst and not p.memory.reversed:
+        return max(1, n - 1)
+    return n
+
+
+def _whole_ams(p: Period, new_a: float, move: str) -> tuple[float, str]:
+    """A raise admits whole AMs: at least one more (a step smaller than an AM would admit
+    none, and the next period would wait for AM use that cannot grow), and where rounding the
+    limit up admits an AM the step does not cover (1-vcore AMs), only the AMs the step covers."""
+    f = p.f
+    whole = max(f.ams_within(new_a), f.ams_admitted(p.a) + 1)
+    snapped = min(f.a_for(whole), p.settings.a_max)
+    if f.ams_admitted(new_a) != whole and snapped > p.a:
+        return snapped, move + f"; {whole} whole AMs"
+    return new_a, move
+
+
+def decide(
+    obs: Observation,
+    state: ControllerState,
+    settings: ControllerSettings,
+    target: str = GLOBAL_TARGET,
+) -> tuple[Decision, ControllerState]:
+    """One control period; pure (no I/O, no clock, no logging): the first rule of RULES with a
+    verdict, then the stages that turn it into a move. A reversal right after a reversal needs
+    the same signal twice, so inputs that alternate cannot make A go up, down, up in
+    consecutive periods; then the search depth, the step, and whole AMs."""
+    p = period(obs, state, settings, target)
+    a, memory = p.a, p.memory
+    proposal = next(v for rule in RULES if (v := rule(p)) is not None)
+    case, want = proposal.case, proposal.want
+    n = 1 if p.burst else max(1, state.n)
+    new_a, how = a, f"A stays {a:.4g}"
+    last_move, reversed_, wanted = memory.last_move, memory.reversed, 0
+    if proposal.set_to is not None:
+        new_a, how = proposal.set_to, f"A {a:.4g} -> {proposal.set_to:.4g} (set, not searched)"
+    elif want:
+        reversal = memory.last_move != 0 and want != memory.last_move
+        if reversal and memory.reversed and memory.wanted != want:
+            case, wanted = Case.REVERSAL_UNCONFIRMED, want
+            how = f"A stays {a:.4g} (second reversal in a row: waiting one period to confirm)"
+        else:
+            n = _depth(p, n, want, reversal)
+            new_a, how_far = move(a, n, want > 0, proposal.cap, settings)
+            if want > 0 and new_a > a:
+                new_a, how_far = _whole_ams(p, new_a, how_far)
+            how = f"A {a:.4g} -> {new_a:.4g} ({how_far})"
+            if new_a != a:
+                last_move, reversed_ = want, reversal
+    rule = RULE_OF.get(case, Rule.HOLD)
+    if case is Case.IDLE_START and p.start <= a:
+        rule = Rule.OVER_ALLOCATION_3
+    figures = (
+        f"P {p.f.pending}, used {p.f.used:.2f}, AM {p.f.am:.2f}, tasks {p.f.tasks:.2f}, "
+        f"next AM {p.f.am_per_app:.3f}"
+    )
+    decision = Decision(
+        old_a=state.a,
+        new_a=new_a,
+        rule=rule,
+        reason=f"{_prefix(p, state)}{figures}: {proposal.why}; {how}",
+        target=target,
+        case=case.value,
+    )
+    remembered = Memory(
+        had_room=p.f.pending > 0 and p.f.used < ROOMY,
+        raised=new_a > a,
+        am_seen=p.f.am,
+        last_move=last_move,
+        reversed=reversed_,
+        wanted=wanted,
+        short=p.was_short,
+    )
+    new_state = ControllerState(
+        a=new_a,
+        n=n,
+        prev_pending=p.f.pending,
+        prev_running=p.f.running,
+        extra={**state.extra, **remembered.extra()},
+    )
+    return decision, new_state

@@ -1,0 +1,194 @@
+"""The figures the adaptive policy reads: shares of the target's own denominator, counted in
+whole AMs by each AM's own larger share, and the aim tasks should keep."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from amtuner.config import ControllerSettings
+from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind
+
+DECIMALS = 4
+"""A is written with at most this many decimals."""
+
+PAPER_AM_TO_TASK = 2.0
+"""The paper's AM is two task units (R x unit x 2): the size ratio its T2 was set for."""
+
+AM_TO_TASK_RANGE = 8.0
+"""AM-to-task size ratios are taken within [1/8, 8]: beyond, a figure is more likely a moment
+between containers than a job mix (a task-less AM-heavy instant, a lone huge task)."""
+
+AM_TO_TASK_BAND = 1.5
+"""A measured ratio within this factor of the paper's 2 is taken as 2. The count behind it is
+rough: an AM allocated but not yet registered is a container but not a running app, so under
+churn (hundreds of short jobs a period) the ratio reads up to a third high. Outside the band
+the job mix really differs: AMs the size of a task (vcores, one each), or small AMs driving
+large executors."""
+
+@dataclass(frozen=True, slots=True)
+class Figures:
+    """The target's own shares of its denominator, on the resource that binds."""
+
+    pending: int
+    running: int
+    used: float
+    """Dominant share used (max over memory and, where reported, vcores)."""
+    am: float
+    """Share held by AMs, on the resource that dominates ``used``."""
+    am_per_app: float
+    """One more AM as a share: measured mean over running apps, else 2 x unit."""
+    tasks: float
+    measured: bool
+    """AM usage came from the RM (False: the paper's R x unit x 2 estimate)."""
+    am_to_task: float = PAPER_AM_TO_TASK
+    """One AM's size over one task container's, on the same resource; the paper's 2 where the
+    RM does not tell how many containers run."""
+    limits: tuple[tuple[float, float], ...] = ()
+    """Per resource the AM limit counts: (one AM, one MB or vcore), as shares of the total."""
+    fair: bool = False
+    """A FairScheduler, which rounds its AM limit up to a unit, not to a minimum allocation."""
+
+    @property
+    def to_a(self) -> float:
+        """An AM share times this is in A's units. The AM limit counts each AM by the resource
+        it uses most of, which need not be the one that binds ``used``: 2 GB, 1 vcore AMs on
+        nodes short of vcores fill A by memory while tasks run out of vcores."""
+        return max(each for each, _ in self.limits) / self.am_per_app if self.limits else 1.0
+
+    def ams_within(self, a: float) -> int:
+        """Whole AMs inside A."""
+        return min(math.floor(a / each + 1e-9) for each, _ in self.limits)
+
+    def ams_admitted(self, a: float) -> int:
+        """Whole AMs the RM admits under A, its limit rounded up to a whole unit."""
+        return min(
+            math.floor(math.ceil(a / unit - 1e-9) * unit / each + 1e-9)
+            for each, unit in self.limits
+        )
+
+    def a_for(self, ams: int) -> float:
+        """The A that admits ``ams`` AMs of the running apps' mean size and not one more.
+
+        Both schedulers round the limit up, so an A a hair above ``ams`` AMs can admit one
+        more. The FairScheduler rounds to a whole MB and vcore: half a unit under, rounded up to
+        DECIMALS (at most 1e-4 of the total more, under the rest of an AM below 5,000 vcores of
+        1-vcore AMs or 10,000 AMs' worth of memory). The CapacityScheduler rounds to its minimum
+        allocation, which may be an AM's whole size (AMs of 1 GB, the default minimum): a hair
+        under, rounded down (less than a minimum allocation under below 10 TB).
+        """
+        exact = max(ams * each - unit / 2 for each, unit in self.limits)
+        scaled = round(exact * 10**DECIMALS, 6)
+        return (math.ceil(scaled) if self.fair else math.floor(scaled)) / 10**DECIMALS
+
+
+def _share(
+    used: float, am: float, am_each: float, total: float, tasks_running: int
+) -> tuple[float, float, float, float, float]:
+    """(used, AM, one AM, AM-to-task size, one unit) as shares of ``total``, for one
+    resource."""
+    task_each = (used - am) / tasks_running if tasks_running else 0.0
+    ratio = am_each / task_each if task_each > 0 else PAPER_AM_TO_TASK
+    ratio = min(max(ratio, 1 / AM_TO_TASK_RANGE), AM_TO_TASK_RANGE)
+    if 1 / AM_TO_TASK_BAND < ratio / PAPER_AM_TO_TASK < AM_TO_TASK_BAND:
+        ratio = PAPER_AM_TO_TASK
+    return used / total, am / total, am_each / total, ratio, 1 / total
+
+
+def available_vcores_base(obs: Observation, q: QueueStats | None) -> bool:
+    """Whether the FairScheduler's AM limit counts vcores against what is available.
+
+    ``FSLeafQueue.computeMaxAMResource`` (Hadoop 2.9+) replaces a zero component of the fair
+    share by the cluster's available amount; under the default ``fair`` policy a leaf's fair
+    share has 0 vcores (FairSharePolicy shares memory only), so the vcore side of the limit is
+    A x the vcores free now, not A x a share of the total."""
+    if obs.scheduler is not SchedulerKind.FAIR:
+        return False
+    leaves = [q] if q is not None else list(obs.queues)
+    reported = [x.vcores_share for x in leaves if x.vcores_share is not None]
+    return bool(reported) and not any(reported)
+
+
+def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figures:
+    """Shares of the target's own denominator: a named queue's P, R, used and AM-used against
+    its ``memory_share_mb`` (CS effective max capacity, FS fair share), the scheduler-wide
+    value's against the cluster. AM use is what the RM measures; the paper's R x unit x 2 only
+    where the RM does not say. Each share is taken per resource (memory, and vcores where
+    reported and the scheduler counts them) and the resource used most counts, as the
+    DominantResourceCalculator does: a CapacityScheduler with the default calculator counts
+    one vcore per container whatever it asked for, so its vcore figures can pass the cluster's
+    total and would call a half-empty cluster full."""
+    if obs.memory_total_mb <= 0:
+        raise ValueError(f"M_total must be positive, got {obs.memory_total_mb}")
+    q = obs.queue(target) if target != GLOBAL_TARGET else None
+    from_available = available_vcores_base(obs, q)
+    if q is not None:
+        p, r, mem, vc = q.pending_apps, q.running_apps, q.memory_used_mb, q.vcores_used
+        am_mem, am_vc = q.am_memory_used_mb, q.am_vcores_used
+        mem_total = q.memory_share_mb if q.memory_share_mb else obs.memory_total_mb
+        vc_total = q.vcores_share if q.vcores_share else 0
+        if from_available:
+            vc_total = obs.vcores_total
+        containers = q.containers
+    else:
+        p, r, mem, vc = obs.pending_apps, obs.running_apps, obs.memory_used_mb, obs.vcores_used
+        am_mem = obs.am_memory_used_mb
+        am_vcs = [x.am_vcores_used for x in obs.queues]
+        am_vc = None if not am_vcs or None in am_vcs else sum(x or 0 for x in am_vcs)
+        mem_total, vc_total = obs.memory_total_mb, obs.vcores_total
+        containers = obs.containers
+    measured = am_mem is not None
+    if am_mem is None:
+        am_mem = r * settings.unit_mb * 2
+    # One AM container per running app; the rest run tasks. Unknown without measured AM use.
+    tasks_running = containers - r if measured and containers is not None and containers > r else 0
+    am_mem_each = am_mem / r if r and am_mem else settings.unit_mb * 2
+    shares = [_share(mem, am_mem, am_mem_each, mem_total, tasks_running)]
+    limits = [(shares[0][2], shares[0][4])]
+    if vc_total > 0 and obs.vcores_scheduled:
+        am_vc = r if am_vc is None else am_vc  # one vcore per AM: the MapReduce default
+        am_vc_each = am_vc / r if r and am_vc else 1
+        shares.append(_share(vc, am_vc, am_vc_each, vc_total, tasks_running))
+        base = max(obs.vcores_total - obs.vcores_used, 1) if from_available else vc_total
+        limits.append((am_vc_each / base, 1 / base))
+    used, am, each, ratio, _ = max(shares)
+    fair = obs.scheduler is SchedulerKind.FAIR
+    return Figures(p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair)
+
+
+def task_aim(t2: float, am_to_task: float) -> float:
+    """The share tasks should keep with A filled, for AMs ``am_to_task`` times a task's size.
+
+    The paper's T2 was set for AMs of two task units. A job holds its AM while it starts and
+    ends (time o) and while its tasks work (W, spread over the s task containers it gets), so
+    k AMs of size a (in task units) on C units finish k / (o + W k / (C - a k)) jobs a second,
+    most at s = sqrt(a W / o): the best share for AMs, 1 / (1 + sqrt(W / (a o))), grows with
+    the square root of a. Taking T2 as right for a = 2 fixes W / o, and so the aim for any a.
+    """
+    k = (1 - t2) * math.sqrt(am_to_task)
+    return 1 - k / (k + t2 * math.sqrt(PAPER_AM_TO_TASK))
+
+
+def move(
+    a: float, n: int, up: bool, cap: float, settings: ControllerSettings
+) -> tuple[float, str]:
+    """Up: alpha/2^n towards A_max, at most ``cap`` and at least ``step``. Down: ``cap``, the
+    distance to the goal. Kept inside the bounds; (new A, how)."""
+    bound, name = (settings.a_max, "A_max") if up else (settings.a_min, "A_min")
+    if a == bound:
+        return a, f"already at {name} {bound:.4g}"
+    alpha = abs(bound - a)
+    delta = max(min(math.ldexp(alpha, -n), cap), settings.step) if up else cap
+    rounded = round(a + delta if up else a - delta, DECIMALS)
+    new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
+    if not up:
+        return new, f"to the goal, {cap:.4f} lower"
+    return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
+
+
+def aim_text(aim: float, f: Figures) -> str:
+    if f.am_to_task == PAPER_AM_TO_TASK:
+        return f"T2 {aim:.3g}"
+    return f"{aim:.3g} (T2 for AMs {f.am_to_task:.2g}x a task)"
+
+

@@ -1,0 +1,370 @@
+"""The adaptive policy's rules, in priority order (`RULES`): each reads one period's figures
+and returns a proposal or nothing. The first with a verdict decides; `decide` turns it into a
+move."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, fields
+
+from amtuner.config import ControllerSettings
+from amtuner.controller.adaptive.figures import DECIMALS, Figures, aim_text, figures, task_aim
+from amtuner.model import ControllerState, Observation, Rule, SchedulerKind
+
+ROOMY = 0.9
+"""Below this share of the scarce resource the target has room for more work. Containers are
+placed whole on nodes, so a busy cluster always shows some capacity it cannot use
+(fragmentation, containers between one finishing and the next starting); a tenth is about one
+container per node on small nodes."""
+
+FULL = 0.95
+"""At or above this share the target is full: only then can AMs be what keeps tasks from
+memory. Between ROOMY and FULL (and in the band around T2 below) A is left alone: the dead band."""
+
+TURNOVER = 0.5
+"""When at least this share of the running apps finished within the last period, the jobs are
+short: their AMs' memory comes back within about two periods whatever A is, and an AM-heavy mix
+is what such jobs need (one map per AM), not AMs sitting idle. The loop then lowers A by one AM
+at a time (CapacityScheduler) or holds it (FairScheduler) instead of going to its goal."""
+
+class Case(enum.StrEnum):
+    """Which rule of the policy decided, or which stage held a move back: finer than `Rule`,
+    which keeps the paper's names for the metrics it shares with the paper's policy."""
+
+    IDLE_START = "idle-start"
+    NOTHING_WAITS = "nothing-waits"
+    NEWCOMERS = "newcomers-into-short-jobs"
+    ALL_FIT = "room-all-fit"
+    UNSEEN = "room-raise-unseen"
+    ROOM_SHORT = "room-short-jobs"
+    ROOM_TAIL_UNCONFIRMED = "room-tail-unconfirmed"
+    ROOM_TAIL = "room-tail"
+    ROOM = "room"
+    DEAD_BAND = "dead-band"
+    TASKS_KEEP_AIM = "full-tasks-keep-aim"
+    AMS_OVER_A = "full-ams-over-a"
+    SHORT_FULL = "full-short-jobs"
+    AT_GOAL = "full-at-goal"
+    OVER_ALLOCATED = "over-allocated"
+    REVERSAL_UNCONFIRMED = "reversal-unconfirmed"
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """What the policy carries from one period to the next; persisted as ``extra`` keys of the
+    controller state (plain floats, so the state file stays JSON)."""
+
+    had_room: bool = False
+    """The last period saw room with apps waiting."""
+    raised: bool = False
+    """The last period raised A."""
+    am_seen: float = 0.0
+    """The AM share seen last period."""
+    last_move: int = 0
+    """+1 / -1 for the last move up / down, 0 when none yet."""
+    reversed: bool = False
+    """The last move reversed the one before it."""
+    wanted: int = 0
+    """+1 / -1 for a second reversal seen once and held, awaiting confirmation."""
+    short: bool = False
+    """The last period saw short jobs (or carried that over new arrivals)."""
+
+    @classmethod
+    def of(cls, extra: Mapping[str, float]) -> Memory:
+        return cls(
+            raised=bool(extra.get("raised", 0)),
+            am_seen=extra.get("am_seen", 0.0),
+            had_room=bool(extra.get("had_room", 0)),
+            last_move=int(extra.get("last_move", 0)),
+            reversed=bool(extra.get("reversed", 0)),
+            wanted=int(extra.get("wanted", 0)),
+            short=bool(extra.get("short", 0)),
+        )
+
+    def extra(self) -> dict[str, float]:
+        return {name: float(value) for name, value in _asdict(self).items()}
+
+
+def _asdict(memory: Memory) -> dict[str, float | int | bool]:
+    return {f.name: getattr(memory, f.name) for f in fields(memory)}
+
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """What one period's rules read: the figures, the state they follow, and what follows from
+    both (computed once, here, so each rule is a few lines)."""
+
+    f: Figures
+    settings: ControllerSettings
+    a: float
+    memory: Memory
+    first: bool
+    """No period before this one."""
+    burst: bool
+    """The backlog jumped (or this is the first period): a new search."""
+    prev_pending: int | None
+    arrived: bool
+    short: bool
+    was_short: bool
+    capacity: bool
+    done: int
+    prev_running: int
+    aim: float
+    goal: float
+    start: float
+
+    @property
+    def turnover(self) -> str:
+        return f"{self.done} of {self.prev_running} apps finished last period (short jobs)"
+
+    @property
+    def filled(self) -> float:
+        """The AM share once A is filled, less one AM of slack (A is counted in whole AMs; a
+        band narrower than one AM hunts between two counts)."""
+        return max(self.f.am, self.a / self.f.to_a - self.f.am_per_app)
+
+
+@dataclass(frozen=True, slots=True)
+class Proposal:
+    """A rule's verdict: its case, the reason, and which way A should go (+1, -1, 0 holds) by at
+    most ``cap``; or, ``set_to``, a value set rather than searched."""
+
+    case: Case
+    why: str
+    want: int = 0
+    cap: float = 1.0
+    set_to: float | None = None
+
+
+_UNDER = 10**-DECIMALS
+"""Differences of A below this are none: A has DECIMALS decimals."""
+
+
+def _idle_at_start_up(p: Period) -> Proposal | None:
+    """Idle at start-up: A to 1 - T2, the largest A at which tasks keep T2 once AMs fill it.
+    The loop has seen nothing yet, and the value on disk may be far off either way (the
+    CapacityScheduler's 0.1 holds most workloads back for a whole period when their jobs
+    arrive between two cycles). Set, not searched: the search starts at the first burst. Idle
+    later on, A is kept: it is what the loop learned about this cluster's jobs."""
+    if not (p.first and p.f.pending == p.f.running == 0 and p.start != p.a):
+        return None
+    why = f"idle at start-up: A to 1 - T2 = {p.start:.4g}, where tasks keep T2 once AMs fill A"
+    return Proposal(Case.IDLE_START, why, set_to=p.start)
+
+
+def _nothing_waits(p: Period) -> Proposal | None:
+    """A only gates apps that have not started: with nothing waiting it binds nobody."""
+    if p.f.pending:
+        return None
+    return Proposal(Case.NOTHING_WAITS, "nothing waits, A binds nobody")
+
+
+def _newcomers_into_short_jobs(p: Period) -> Proposal | None:
+    """The backlog grows while the running jobs were short (FairScheduler): A is high for jobs
+    of unknown size, and short AMs finish all the time, so every freed place goes to a
+    newcomer; AMs admitted in excess cannot be taken back and the FairScheduler spreads
+    containers over all of them. Down to 1 - T2, where tasks keep T2 once long jobs fill the
+    cluster; if the newcomers are short too, the room rule raises again. (Down to used - T2,
+    tried, cut A below the AMs already running on a stream of short jobs.) The
+    CapacityScheduler serves a queue's apps in order, so there a newcomer too many only waits:
+    the rule, tried, cost the phase-changing workload two points."""
+    if p.capacity or not (p.arrived and p.was_short and p.a - p.start >= _UNDER):
+        return None
+    why = (
+        f"P grew {p.prev_pending} -> {p.f.pending} while the running jobs were short: new jobs of"
+        f" unknown size would take every AM place that frees; to 1 - T2 = {p.start:.4g}, where"
+        " tasks keep T2 once long jobs fill the cluster"
+    )
+    return Proposal(Case.NEWCOMERS, why, want=-1, cap=p.a - p.start)
+
+
+def _room_but_every_am_fits(p: Period) -> Proposal | None:
+    """Room, but A holds nobody back: every waiting app's AM fits under it (one arrival of a
+    trickle)."""
+    f = p.f
+    if f.used >= ROOMY or (f.am + f.pending * f.am_per_app) * f.to_a > p.a:
+        return None
+    return Proposal(Case.ALL_FIT, "room, and every waiting app's AM fits under A: A binds nobody")
+
+
+def _room_but_last_raise_unseen(p: Period) -> Proposal | None:
+    """The last period raised and AM use has not grown since: the RM has not loaded the value
+    yet (a FairScheduler reloads 5-15 s after the write) or the AMs are starting; raising again
+    would overshoot."""
+    if p.f.used >= ROOMY or p.burst or not p.memory.raised or p.f.am > p.memory.am_seen:
+        return None
+    return Proposal(Case.UNSEEN, "room, but AM use has not grown since the last raise: waiting")
+
+
+_ROOM = f"room (used < {ROOMY:g}) while apps wait"
+
+
+def _room_with_short_jobs(p: Period) -> Proposal | None:
+    """Short jobs on the CapacityScheduler (at least TURNOVER of the running apps finished last
+    period; one map per AM) are AM-heavy by nature: the full step. (On the FairScheduler the
+    same exemption, tried, lost the phase-changing workload its lead: large jobs admitted at
+    the high A it leads to cannot be evicted.)"""
+    if p.f.used >= ROOMY or not (p.short and p.capacity):
+        return None
+    why = f"{_ROOM}; {p.turnover}: an AM-heavy mix is what they need"
+    return Proposal(Case.ROOM_SHORT, why, want=1)
+
+
+def _room_in_the_tail(p: Period) -> Proposal | None:
+    """Running apps holding more as AMs than as tasks are mostly in their tail (a batch of
+    similar jobs reducing together) and will free room themselves, or have just been admitted
+    and will fill it with their tasks: the room must show twice, then A grows by one AM."""
+    f = p.f
+    if f.used >= ROOMY or f.tasks >= f.am or p.first:
+        return None
+    why = (
+        f"{_ROOM}; running apps hold more as AMs than as tasks (in their tail, or just"
+        " started): room for one more AM"
+    )
+    if not p.memory.had_room:
+        why += ", if the room is still there next period"
+        return Proposal(Case.ROOM_TAIL_UNCONFIRMED, why)
+    cap = f.a_for(round(f.am / f.am_per_app) + 1) - p.a
+    return Proposal(Case.ROOM_TAIL, why, want=1, cap=cap)
+
+
+def _room(p: Period) -> Proposal | None:
+    """Room (used < ROOMY) while apps wait: raise by the paper's alpha / 2^n (at least step)."""
+    return Proposal(Case.ROOM, _ROOM, want=1) if p.f.used < ROOMY else None
+
+
+def _dead_band(p: Period) -> Proposal | None:
+    """Between ROOMY and FULL nothing moves: a busy cluster always shows some capacity it cannot
+    use, and AMs can only be what keeps tasks from memory when it is full."""
+    if p.f.used >= FULL:
+        return None
+    return Proposal(Case.DEAD_BAND, f"used between {ROOMY:g} and {FULL:g}: dead band")
+
+
+def _tasks_keep_their_aim(p: Period) -> Proposal | None:
+    """Full, but with A filled (less one AM of slack) tasks keep their aim - step: the band
+    around the aim where nothing moves."""
+    lacking = p.aim - p.settings.step - (p.f.used - p.filled)
+    if lacking > 0:
+        return None
+    why = f"full, tasks keep >= {aim_text(p.aim, p.f)} - step even with A filled: dead band"
+    return Proposal(Case.TASKS_KEEP_AIM, why)
+
+
+def _ams_still_over_a(p: Period) -> Proposal | None:
+    """AM use is more than one AM over A: a lower A acts only as jobs finish, so wait."""
+    if p.f.am <= p.a / p.f.to_a + p.f.am_per_app:
+        return None
+    why = "over-allocated, but AM use is still over A by more than one AM: waiting"
+    return Proposal(Case.AMS_OVER_A, why)
+
+
+def _short_jobs_turn_over(p: Period) -> Proposal | None:
+    """Short jobs on a full FairScheduler: each has one or two tasks and its AM memory turns
+    over within a period or two, and the FairScheduler gives each freed container to the app
+    furthest below its share (an AM still waiting for its task): an AM-heavy mix is their
+    nature (one-map jobs: best near two thirds of the cluster as AMs), not AMs starving work."""
+    if not p.short or p.capacity:
+        return None
+    why = f"full, but {p.turnover}: each AM gets its task and leaves within a period"
+    return Proposal(Case.SHORT_FULL, why)
+
+
+def _at_the_goal(p: Period) -> Proposal | None:
+    """A is already at the goal: lowering further would undershoot once the jobs finish."""
+    if p.a - p.goal >= _UNDER:
+        return None
+    why = (
+        f"over-allocated, but A is at {p.goal:.4f} (tasks keep {aim_text(p.aim, p.f)} once A"
+        " is filled): waiting for jobs to finish"
+    )
+    return Proposal(Case.AT_GOAL, why)
+
+
+def over_allocated(p: Period) -> Proposal:
+    """Full while apps wait, and with A filled tasks would hold less than their aim - step:
+    every AM that A still admits takes its memory from tasks as it frees, so AMs cost more than
+    the work they drive. Lower straight to the goal, the nearest whole number of AMs to
+    used - aim (a tie goes to fewer): measured, not searched. The aim is T2 for the paper's
+    AMs of two task units and follows `task_aim` for others. Short jobs on the
+    CapacityScheduler lose one AM at a time (FIFO within the queue gives freed containers to
+    the oldest apps, so the newest AMs wait for their task)."""
+    why = (
+        f"full, and with A filled tasks would hold {p.f.used - p.filled:.2f} < "
+        f"{aim_text(p.aim, p.f)} - step: AMs would cost more than the work they drive; "
+        f"goal {p.goal:.4f}"
+    )
+    cap = p.a - p.goal
+    if p.short and p.capacity:
+        cap = min(cap, p.f.am_per_app * p.f.to_a)
+        why += f"; {p.turnover}: one AM less"
+    return Proposal(Case.OVER_ALLOCATED, why, want=-1, cap=cap)
+
+
+RULES: tuple[Callable[[Period], Proposal | None], ...] = (
+    _idle_at_start_up,
+    _nothing_waits,
+    _newcomers_into_short_jobs,
+    _room_but_every_am_fits,
+    _room_but_last_raise_unseen,
+    _room_with_short_jobs,
+    _room_in_the_tail,
+    _room,
+    _dead_band,
+    _tasks_keep_their_aim,
+    _ams_still_over_a,
+    _short_jobs_turn_over,
+    _at_the_goal,
+    over_allocated,
+)
+"""The policy's rules in priority order: the first that has a verdict decides. Each reads the
+period's figures and returns a proposal or nothing; none moves A itself (`decide` does, in
+the stages after)."""
+
+RULE_OF = {
+    Case.IDLE_START: Rule.UNDER_ALLOCATION,
+    Case.NEWCOMERS: Rule.OVER_ALLOCATION_3,
+    Case.ROOM_SHORT: Rule.UNDER_ALLOCATION,
+    Case.ROOM_TAIL: Rule.UNDER_ALLOCATION,
+    Case.ROOM: Rule.UNDER_ALLOCATION,
+    Case.OVER_ALLOCATED: Rule.OVER_ALLOCATION_3,
+}
+"""The paper's rule a case reports as (every other case holds)."""
+
+
+def period(
+    obs: Observation, state: ControllerState, settings: ControllerSettings, target: str
+) -> Period:
+    f = figures(obs, settings, target)
+    a = min(max(round(state.a, DECIMALS), settings.a_min), settings.a_max)
+    prev_p = state.prev_pending
+    prev_r = state.prev_running or 0
+    memory = Memory.of(state.extra)
+    done = max(0, (prev_p or 0) + prev_r - f.pending - f.running)
+    arrived = prev_p is not None and f.pending > prev_p
+    short = prev_r > 0 and done >= TURNOVER * prev_r
+    aim = task_aim(settings.t2, f.am_to_task)
+    return Period(
+        f=f,
+        settings=settings,
+        a=a,
+        memory=memory,
+        first=prev_p is None,
+        burst=prev_p is None or f.pending - prev_p > max(f.running, prev_p),
+        prev_pending=prev_p,
+        arrived=arrived,
+        short=short,
+        was_short=short or (arrived and memory.short),
+        capacity=obs.scheduler is SchedulerKind.CAPACITY,
+        done=done,
+        prev_running=prev_r,
+        aim=aim,
+        # A admits whole AMs: the goal is the nearest whole number of them (at least one), a
+        # tie going to fewer, since an AM admitted in excess cannot be taken back.
+        goal=f.a_for(max(math.ceil((f.used - aim) / f.am_per_app - 0.5), 1)),
+        start=round(min(max(1 - settings.t2, settings.a_min), settings.a_max), DECIMALS),
+    )
+
+
