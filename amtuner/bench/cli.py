@@ -12,7 +12,7 @@ from pathlib import Path
 from amtuner.bench import common, paper, soak, suite
 from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
-from amtuner.sim.spec import HEARTBEATS
+from amtuner.sim.spec import HADOOP_VERSIONS, HEARTBEATS
 
 
 def _schedulers(text: str) -> list[SchedulerKind]:
@@ -54,7 +54,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
     todo = paper.scenarios(
         kinds, args.seeds, args.periods, args.policies, stagger=args.stagger,
-        heartbeats=HEARTBEATS[args.heartbeats],
+        heartbeats=HEARTBEATS[args.heartbeats], hadoop=args.hadoop,
     )  # fmt: skip
     started = time.perf_counter()
     runs = paper.run_all(todo, args.workers, common.tqdm_progress)
@@ -156,6 +156,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--heartbeats", choices=sorted(HEARTBEATS), default="none",
         help="how the simulated RM hands out containers: none (at once, the default) or "
         "hadoop3 (node and AM heartbeats every 1 s, as `amtuner simulate --heartbeats`)",
+    )  # fmt: skip
+    p.add_argument(
+        "--hadoop", choices=HADOOP_VERSIONS, default="3",
+        help="scheduler semantics, as `amtuner simulate --hadoop` (default: %(default)s)",
     )  # fmt: skip
     p.set_defaults(func=cmd_paper)
 

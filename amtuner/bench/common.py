@@ -48,6 +48,7 @@ def simulate(
     lead_s: float = 0.0,
     node_vcores: int | None = None,
     heartbeats: Heartbeats = IMMEDIATE,
+    hadoop: str = "3",
 ) -> SimResult:
     """``spec`` with the global AM share fixed at ``a``, or (``a`` None) under ``policy`` every
     ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
@@ -62,8 +63,9 @@ def simulate(
         scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a
     )
     sim = build_simulation(
-        scheduler, workload, config, seed=seed, node_vcores=node_vcores, heartbeats=heartbeats
-    )
+        scheduler, workload, config, seed=seed, node_vcores=node_vcores,
+        heartbeats=heartbeats, hadoop=hadoop,
+    )  # fmt: skip
     if a is not None:
         return sim.run(max_sim_seconds)
     with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:

@@ -64,6 +64,8 @@ class Scenario:
     scenario is run, not which one it is, so results are looked up without it."""
     heartbeats: Heartbeats = field(default=IMMEDIATE, compare=False)
     """How the simulated RM hands out containers; the same for every scenario of a run."""
+    hadoop: str = field(default="3", compare=False)
+    """Scheduler semantics (`HADOOP_VERSIONS`); the same for every scenario of a run."""
 
 
 def run_scenario(sc: Scenario) -> float | None:
@@ -78,6 +80,7 @@ def run_scenario(sc: Scenario) -> float | None:
         period_s=sc.period_s,
         lead_s=sc.lead_s,
         heartbeats=sc.heartbeats,
+        hadoop=sc.hadoop,
     )
     return result.makespan_s if result.finished else None
 
@@ -90,6 +93,7 @@ def scenarios(
     *,
     stagger: bool = False,
     heartbeats: Heartbeats = IMMEDIATE,
+    hadoop: str = "3",
 ) -> list[Scenario]:
     """Every fixed value, the paper controller at each period, other policies at PERIOD_S;
     controllers start with the batch, or (``stagger``) before it."""
@@ -110,7 +114,7 @@ def scenarios(
                     for name in policies
                     if name != "paper"
                 ]
-    return [dataclasses.replace(sc, heartbeats=heartbeats) for sc in out]
+    return [dataclasses.replace(sc, heartbeats=heartbeats, hadoop=hadoop) for sc in out]
 
 
 def run_all(

@@ -22,7 +22,7 @@ from amtuner.sim.simulation import (
     build_simulation,
     default_scheduler_config,
 )
-from amtuner.sim.spec import HEARTBEATS
+from amtuner.sim.spec import HADOOP_VERSIONS, HEARTBEATS
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -96,6 +96,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "heartbeats every 1 s, one container per node heartbeat (FairScheduler) or one "
         "off-switch container (CapacityScheduler)",
     )
+    p.add_argument(
+        "--hadoop", choices=HADOOP_VERSIONS, default="3",
+        help="scheduler semantics: 3 (2.9-3.5, the default) or 2.8 (2.7/2.8: a FairScheduler "
+        "checks AMs on memory alone)",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument(
         "--no-timing",
@@ -128,6 +133,7 @@ def build(args: argparse.Namespace) -> Simulation:
         node_vcores=args.node_vcores,
         seed=args.seed,
         heartbeats=HEARTBEATS[args.heartbeats],
+        hadoop=args.hadoop,
     )
 
 

@@ -157,6 +157,13 @@ def max_am_resource(
     return math.ceil(mem * max_am_share), math.ceil(vc * max_am_share)
 
 
+def max_am_memory_2_8(fair_share_mb: int, max_am_share: float) -> int:
+    """Hadoop 2.7/2.8 ``FSLeafQueue.canRunAppAM``: maxAMShare x the fair share
+    (``Resources.multiply`` truncates), compared on memory alone
+    (``FairSharePolicy.checkIfAMResourceUsageOverLimit``): no vcores, no available fallback."""
+    return int(fair_share_mb * max_am_share)
+
+
 def can_run_am(
     am_used: tuple[int, int], am: tuple[int, int], limit: tuple[int, int], max_am_share: float
 ) -> bool:
@@ -371,8 +378,10 @@ class FSQueue:
 class FairScheduler:
     kind = SchedulerKind.FAIR
 
-    def __init__(self, data: bytes, cluster: Cluster) -> None:
+    def __init__(self, data: bytes, cluster: Cluster, *, hadoop: str = "3") -> None:
         self.cluster = cluster
+        self.am_check_2_8 = hadoop == "2.8"
+        """Check AMs as Hadoop 2.7/2.8 does (memory only); 2.9+ and 3.x check every resource."""
         self.conf = parse_allocation_file(data)
         self.data = data
         self.queues: dict[str, FSQueue] = {}
@@ -704,6 +713,11 @@ class FairScheduler:
         """``canRunAppAM``: records the limit it computed, as the RM's metrics do."""
         if self._shares_dirty:
             self._update_shares()
+        if self.am_check_2_8:
+            leaf.am_limit = (max_am_memory_2_8(leaf.fair_mb, leaf.max_am_share), 0)
+            return abs(leaf.max_am_share + 1.0) < 0.0001 or (
+                leaf.am_used_mb + app.am_memory_mb <= leaf.am_limit[0]
+            )
         cluster = self.cluster
         limit = max_am_resource(
             (leaf.fair_mb, leaf.fair_vcores),

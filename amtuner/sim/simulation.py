@@ -87,6 +87,7 @@ class Simulation:
         node_vcores: int,
         seed: int,
         heartbeats: Heartbeats = IMMEDIATE,
+        hadoop: str = "3",
     ) -> None:
         self.scheduler_kind = scheduler
         self.heartbeats = heartbeats
@@ -111,7 +112,7 @@ class Simulation:
         if scheduler is SchedulerKind.CAPACITY:
             self.scheduler = CapacityScheduler(config, self.cluster)
         else:
-            self.scheduler = FairScheduler(config, self.cluster)
+            self.scheduler = FairScheduler(config, self.cluster, hadoop=hadoop)
         order = sorted(range(len(workload.jobs)), key=lambda i: workload.jobs[i].submit_s)
         min_alloc = self.cluster.min_alloc_mb
         self.apps = [
@@ -287,6 +288,7 @@ def build_simulation(
     node_vcores: int | None = None,
     seed: int = 0,
     heartbeats: Heartbeats = IMMEDIATE,
+    hadoop: str = "3",
 ) -> Simulation:
     """A simulation at t = 0 with every job's submission scheduled; raises SchedulerConfigError
     for an unusable scheduler file and ValueError for an impossible cluster."""
@@ -302,4 +304,5 @@ def build_simulation(
         node_vcores=node_vcores if node_vcores is not None else workload.node_vcores,
         seed=seed,
         heartbeats=heartbeats,
+        hadoop=hadoop,
     )

@@ -356,3 +356,30 @@ def test_parent_queues_compete_by_weight_before_their_children() -> None:
     q["root.ops"].min_mb = 8192
     q["root.ops"].pending_mb = 4096
     assert fs._pick_leaf(set(), set()) is q["root.ops"]
+
+
+@pytest.mark.parametrize("hadoop", ["2.8", "3"])
+def test_hadoop_2_8_checks_ams_on_memory_alone(hadoop: str) -> None:
+    """Hadoop 2.7/2.8 FSLeafQueue.canRunAppAM compares memory only (FairSharePolicy
+    .checkIfAMResourceUsageOverLimit), 2.9+ every resource, a zero fair share replaced by what
+    is free: on nodes short of vcores 2.8 admits AMs by memory where 3.x runs out of vcores."""
+    jobs = tuple(
+        JobSpec(
+            job_id=f"j{i}", submit_s=0.0, queue="root.default",
+            maps=(TaskGroup("map", 4, 1024, 1, 60.0, 0.1, 1.0),),
+            am_memory_mb=1024, am_startup_s=1.0,
+        )
+        for i in range(12)
+    )  # fmt: skip
+    wl = Workload("t", jobs, nodes=2, node_memory_mb=16384, node_vcores=4)
+    sim = build_simulation(
+        "fair", wl, default_scheduler_config("fair", wl.queues, 0.5), hadoop=hadoop
+    )
+    sim.run_until(10.0)
+    leaf = next(q for q in sim.view().queues if q.path == "root.default")
+    if hadoop == "2.8":
+        assert (leaf.am_limit.memory_mb, leaf.am_limit.vcores) == (16384, 0)
+        assert leaf.num_active_apps == 8  # 8 vcores: every one an AM, no task runs
+    else:
+        assert leaf.am_limit.memory_mb == 16384 and leaf.am_limit.vcores <= 4
+        assert leaf.num_active_apps < 8
