@@ -683,7 +683,10 @@ class FairScheduler:
             if queue.heap or (queue.am_heap and id(queue) not in am_blocked):
                 return queue
             return None
-        for child in sorted((self.queues[c] for c in queue.conf.children), key=self._order):
+        children = [self.queues[c] for c in queue.conf.children]
+        if len(children) > 1:  # one child needs no order (most clusters: root.default alone)
+            children.sort(key=self._order)
+        for child in children:
             leaf = self._pick_in(child, blocked, am_blocked)
             if leaf is not None:
                 return leaf

@@ -187,8 +187,9 @@ class Runtime:
 
     def mark_dirty(self) -> None:
         """Something may now be placeable: run one scheduling pass on the next round of node
-        heartbeats (at once where heartbeats are not modelled), one pass a round."""
-        if self._pass_due:
+        heartbeats (at once where heartbeats are not modelled), one pass a round. With no
+        container asked for, a pass would place nothing: none is run."""
+        if self._pass_due or not self.containers_pending:
             return
         self._pass_due = True
         beat = self.heartbeats.node_s
