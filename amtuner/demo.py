@@ -81,6 +81,7 @@ def _demo(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="amtuner-demo-") as tmp:
         work = Path(tmp)
         with running_sim(sim_argv) as (url, sched_path):
+            refresh: dict[str, object]
             if args.scheduler == "fair":
                 refresh = {"method": "none"}
             else:

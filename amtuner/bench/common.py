@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from statistics import mean
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
@@ -105,12 +105,22 @@ def run_all(
         return dict(zip(todo, results, strict=True))
 
 
+def reader(key: str, name: str | None = None) -> Callable[[dict[str, Any]], float | None]:
+    """Reads one figure of a summary row (``row[key]``, or ``row[key][name]``), for a plot."""
+
+    def read(row: dict[str, Any]) -> float | None:
+        value = row[key]
+        return value if name is None else value[name]  # type: ignore[no-any-return]
+
+    return read
+
+
 def tqdm_progress(results: Iterable[T], total: int) -> Iterable[T]:
     """A progress bar on a terminal; nothing in a pipe or a log."""
     if not sys.stderr.isatty():
         return results
     try:
-        from tqdm import tqdm
+        from tqdm import tqdm  # type: ignore[import-untyped]
     except ImportError:
         return results
     return tqdm(results, total=total, unit="run", file=sys.stderr)

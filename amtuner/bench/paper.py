@@ -28,6 +28,7 @@ from amtuner.bench.common import (
     fmt,
     mean_or_none,
     ratio,
+    reader,
     simulate,
     staggered_lead,
 )
@@ -264,7 +265,7 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
         ]
         palette = ["#55a868", "#c44e52", "#8172b3"]
         series += [
-            (name, lambda g, n=name: g["policy_makespan_s"][n], palette[i % len(palette)])
+            (name, reader("policy_makespan_s", name), palette[i % len(palette)])
             for i, name in enumerate(policies)
         ]
         width = 0.8 / len(series)

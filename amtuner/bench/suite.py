@@ -39,6 +39,7 @@ from amtuner.bench.common import (
     fmt,
     mean_or_none,
     ratio,
+    reader,
     simulate,
     staggered_lead,
 )
@@ -432,10 +433,10 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
             policy_key = "policy_makespan_s" if row == 0 else "policy_mean_jct_s"
             ax = axes[2 * col + row][0]
             series: list[tuple[str, Callable[[dict], float | None], str]] = [
-                (f"default (A={DEFAULT_A[kind]:g})", lambda g, k=default_key: g[k], "#9e9e9e"),
+                (f"default (A={DEFAULT_A[kind]:g})", reader(default_key), "#9e9e9e"),
             ]
             series += [
-                (name, lambda g, n=name, k=policy_key: g[k][n], palette[i % len(palette)])
+                (name, reader(policy_key, name), palette[i % len(palette)])
                 for i, name in enumerate(policies)
             ]
             width = 0.8 / len(series)
@@ -454,8 +455,8 @@ def plot(summary: dict[str, object], schedulers: Sequence[SchedulerKind], path: 
                     if r > ceiling:
                         ax.text(offset, ceiling, f"{r:.1f}", fontsize=7, ha="center", va="top")
                 ax.bar(xs, ys, width, label=series_label, color=color)
-                for x in never:
-                    ax.text(x, 1.02, "never", rotation=90, fontsize=7, ha="center", va="bottom")
+                for at in never:
+                    ax.text(at, 1.02, "never", rotation=90, fontsize=7, ha="center", va="bottom")
             ax.axhline(1.0, color="#4c72b0", linewidth=1.2, label="best fixed A")
             ticks = [f"{n}\nA={fmt(table[n][best_a_key], 'g')}" for n in names]
             ax.set_xticks(range(len(names)), ticks, fontsize=7, rotation=45, ha="right")

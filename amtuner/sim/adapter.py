@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 import requests
@@ -46,7 +46,7 @@ class SimAdapter(BaseAdapter):
         stream: bool = False,
         timeout: float | tuple[float, float] | tuple[float, None] | None = None,
         verify: bool | str = True,
-        cert: str | tuple[str, str] | None = None,
+        cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
         proxies: Mapping[str, str] | None = None,
     ) -> requests.Response:
         split = urlsplit(request.url or "")
@@ -73,7 +73,8 @@ class SimAdapter(BaseAdapter):
         response._content = answer.body
         response.url = request.url or ""
         response.request = request
-        response.connection = self
+        # requests' stubs type this as an HTTPAdapter; any adapter closes it the same way.
+        response.connection = self  # type: ignore[assignment]
         return response
 
     def close(self) -> None:
@@ -81,10 +82,11 @@ class SimAdapter(BaseAdapter):
 
 
 class PeriodicSim(SimLike, Protocol):
-    now: float
+    @property
+    def now(self) -> float: ...
 
     def schedule_every(
-        self, period_s: float, fn: Callable[[PeriodicSim], None], first_at: float = 0.0
+        self, period_s: float, fn: Callable[[Any], None], first_at: float = 0.0
     ) -> None: ...
 
 

@@ -35,7 +35,8 @@ SIM_TIME_HEADER = "X-Simulated-Time"
 
 
 class RunnableSim(SimLike, Protocol):
-    now: float
+    @property
+    def now(self) -> float: ...
 
     def run_until(self, t: float) -> None: ...
 
@@ -184,7 +185,8 @@ class SimServer:
     @property
     def url(self) -> str:
         host, port = self._http.server_address[:2]
-        return f"http://{host}:{port}"
+        name = host.decode() if isinstance(host, bytes) else host
+        return f"http://{name}:{port}"
 
     @property
     def clock(self) -> float:
@@ -202,7 +204,7 @@ class SimServer:
 
     def start(self) -> None:
         self._reset_clock()
-        loops = [(self._http.serve_forever, "rm-http")]
+        loops: list[tuple[Callable[[], None], str]] = [(self._http.serve_forever, "rm-http")]
         if self._run_clock:
             with self.lock:  # what happens at the first instant (a batch submitted at t=0)
                 self.sim.run_until(self._clock)  # is visible to the first request

@@ -927,10 +927,11 @@ def load_rumen(path: str | Path) -> Workload:
         props = obj.get("jobProperties")
         props = props if isinstance(props, dict) else {}
         groups: dict[TaskKind, tuple[TaskGroup, ...]] = {}
-        for kind, key, mem_key in (
+        phases: tuple[tuple[TaskKind, str, str], ...] = (
             ("map", "mapTasks", "mapreduce.map.memory.mb"),
             ("reduce", "reduceTasks", "mapreduce.reduce.memory.mb"),
-        ):
+        )
+        for kind, key, mem_key in phases:
             memory_mb = _int(props, mem_key, SLS_CONTAINER_MEMORY_MB, where, minimum=1)
             counts: dict[float, int] = {}
             tasks = obj.get(key, [])
