@@ -6,6 +6,8 @@ import argparse
 import dataclasses
 import json
 import logging
+import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -100,6 +102,30 @@ def cmd_suite(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_real(args: argparse.Namespace) -> int:
+    from amtuner.bench import real
+    from amtuner.realyarn import Unavailable
+
+    kinds = _schedulers(args.scheduler)
+    work = args.work or Path(tempfile.mkdtemp(prefix="amtuner-bench-real-"))
+    print(f"{len(real.cases(kinds))} runs on Hadoop's own RM, each also simulated; work in {work}",
+          file=sys.stderr)  # fmt: skip
+    try:
+        summary = real.run(kinds, work, lambda line: print(line, file=sys.stderr, flush=True))
+    except Unavailable as exc:
+        print(f"amtuner bench real: no real RM can run here: {exc}", file=sys.stderr)
+        return 2
+    print(real.format_table(summary))
+    print(f"{len(summary['rows'])} runs in {summary['wall_seconds']:.0f} s")
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    if args.plot:
+        real.plot(summary, args.plot)
+        print(f"wrote {args.plot}")
+    return 0
+
+
 def cmd_soak(args: argparse.Namespace) -> int:
     logging.getLogger("amtuner").setLevel(logging.WARNING)
     results = []
@@ -187,6 +213,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "trace workloads are skipped when absent")
     _stagger_option(p)
     p.set_defaults(func=cmd_suite)
+
+    p = sub.add_parser(
+        "real",
+        help="one batch on Hadoop's own RM (needs Java and Maven) and on the simulator",
+        description=(
+            "The default A, fixed values and the controllers on a real MiniYARNCluster, each "
+            "beside the same batch simulated on the same cluster shape."
+        ),
+    )
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.add_argument("--plot", type=Path, help="write a bar chart (PNG) here")
+    p.add_argument("--work", type=Path,
+                   help="directory for the clusters' files and logs (default: a new temporary one)")
+    p.set_defaults(func=cmd_real)
 
     p = sub.add_parser("soak", help="thousands of real cycles in process; resident memory growth")
     p.add_argument("--cycles", type=int, default=10_000, help="default: %(default)s")

@@ -21,7 +21,7 @@ from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
 from amtuner.sim.control import PERIOD_S, ControlledRun
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
-from amtuner.sim.spec import IMMEDIATE, Heartbeats
+from amtuner.sim.spec import IMMEDIATE, Heartbeats, Workload
 from amtuner.sim.workload import load_workload
 
 T = TypeVar("T")
@@ -36,7 +36,7 @@ Progress = Callable[[Iterable[T], int], Iterable[T]]
 
 
 def simulate(
-    spec: str,
+    spec: str | Workload,
     scheduler: SchedulerKind,
     a: float | None,
     seed: int,
@@ -50,11 +50,12 @@ def simulate(
     heartbeats: Heartbeats = IMMEDIATE,
     hadoop: str = "3",
 ) -> SimResult:
-    """``spec`` with the global AM share fixed at ``a``, or (``a`` None) under ``policy`` every
+    """``spec`` (a workload, or its name for `load_workload`) with the global AM share fixed at
+    ``a``, or (``a`` None) under ``policy`` every
     ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
     global value), its first cycle ``lead_s`` before the first job (0: with it); on nodes with
     ``node_vcores`` vcores instead of the workload's."""
-    workload = load_workload(spec, seed=seed)
+    workload = load_workload(spec, seed=seed) if isinstance(spec, str) else spec
     if a is None and lead_s:
         # Makespan and job completion times are measured from submissions, so they do not move.
         jobs = [dataclasses.replace(j, submit_s=j.submit_s + lead_s) for j in workload.jobs]

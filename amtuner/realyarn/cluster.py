@@ -127,6 +127,9 @@ class RealRM:
     def __init__(self, spec: ClusterSpec, work: Path, build: Build | None = None) -> None:
         self.spec = spec
         self.work = work.resolve()
+        if ":" in str(self.work):
+            # The conf directory goes on a Java classpath, whose separator this is.
+            raise ValueError(f"a real cluster's directory cannot contain ':': {self.work}")
         self.build = build or ensure_built()
         self.conf_dir = self.work / "conf"
         self.markers = self.work / "am-done"

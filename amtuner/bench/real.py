@@ -1,0 +1,351 @@
+"""`amtuner bench real`: one batch on Hadoop's own ResourceManager and on the simulator.
+
+The batch is the paper's experiment scaled to one 2-core machine: 16 jobs of three sizes
+submitted at once, AMs of two task units (2 GB beside 1 GB tasks, as the paper's 1536 MB AM
+normalised to 2048), task times of seconds. Each (scheduler, policy) runs on a fresh real
+cluster (`amtuner.realyarn`: MiniYARNCluster, its AMs played by the launcher's AM host), then
+the same jobs on the same cluster shape run through the simulator twice: with Hadoop's
+heartbeats (one container per node heartbeat, AMs that learn of containers on their own
+heartbeat, maps asking for any host as the AM host's do) and with containers placed at once
+(the simulator's default). The differences are the point: they are what the simulator does not
+yet model.
+
+A controller runs as the daemon does: `amtuner run` against the real RM (the CapacityScheduler
+reloaded by Hadoop's RMAdminCLI, the FairScheduler by its own 10 s poll, as in the simulator),
+its first cycle right after the batch is submitted, as the paper's protocol (and `bench paper`)
+starts it with the batch.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from pathlib import Path
+from statistics import mean
+from typing import Any
+
+import requests
+import yaml
+
+from amtuner.bench.common import DEFAULT_A, fmt, simulate
+from amtuner.model import SchedulerKind
+from amtuner.realyarn import ClusterSpec, RealRM, apps
+from amtuner.realyarn.build import Build, ensure_built
+from amtuner.sim.control import UNGUARDED
+from amtuner.sim.spec import IMMEDIATE, Heartbeats, JobSpec, TaskGroup, Workload
+
+NODES = 4
+NODE_MB = 8192
+NODE_VCORES = 8
+MIN_ALLOC_MB = 1024
+AM_MB = 2048
+TASK_MB = 1024
+AM_STARTUP_S = 3.0
+AM_TEARDOWN_S = 1.0
+HEARTBEAT_MS = 1000
+"""Node and AM heartbeats, Hadoop's defaults; the simulator is given the same."""
+PERIOD_S = 5.0
+"""The control period, scaled with the batch (the paper's 15 s for batches three times longer)."""
+FIXED_VALUES = (0.3, 0.6)
+CONTROLLERS = ("paper", "adaptive")
+RUN_TIMEOUT_S = 900.0
+
+PROFILES = (
+    # name, jobs, maps x seconds, reduces x seconds
+    ("small", 6, (2, 6.0), (1, 3.0)),
+    ("medium", 6, (4, 8.0), (1, 4.0)),
+    ("large", 4, (8, 8.0), (2, 6.0)),
+)
+
+HADOOP_HEARTBEATS = Heartbeats(
+    node_s=HEARTBEAT_MS / 1000, am_s=HEARTBEAT_MS / 1000, maps_off_switch=True
+)
+"""What the real cluster does: 1 s node and AM heartbeats, one container per node heartbeat
+(FairScheduler) or one off-switch container (CapacityScheduler), and maps that ask for any host
+(the AM host does not name hosts, so no map is node-local)."""
+
+
+def workload() -> Workload:
+    """The batch: the profiles interleaved (small, medium, large, small …), all at t = 0."""
+    queue: list[tuple[str, tuple[int, float], tuple[int, float]]] = []
+    left = {name: count for name, count, _, _ in PROFILES}
+    while any(left.values()):
+        for name, _, maps, reduces in PROFILES:
+            if left[name]:
+                left[name] -= 1
+                queue.append((name, maps, reduces))
+    jobs = tuple(
+        JobSpec(
+            job_id=f"job-{i:02d}-{name}",
+            submit_s=0.0,
+            queue="root.default",
+            maps=(TaskGroup("map", maps[0], TASK_MB, 1, maps[1], 0.0, 0.0),),
+            reduces=(TaskGroup("reduce", reduces[0], TASK_MB, 1, reduces[1], 0.0, 0.0),),
+            profile=name,
+            am_memory_mb=AM_MB,
+            am_startup_s=AM_STARTUP_S,
+            am_teardown_s=AM_TEARDOWN_S,
+        )
+        for i, (name, maps, reduces) in enumerate(queue)
+    )
+    return Workload("real-batch", jobs, nodes=NODES, node_memory_mb=NODE_MB,
+                    node_vcores=NODE_VCORES, node_disk_mbps=100.0)  # fmt: skip
+
+
+def real_job(spec: JobSpec) -> apps.RealJob:
+    """The same job for the launcher's AM host: counts, sizes, times and slow start."""
+
+    def tasks(groups: tuple[TaskGroup, ...]) -> apps.Tasks | None:
+        if not groups:
+            return None
+        (g,) = groups
+        return apps.Tasks(g.count, g.memory_mb, g.vcores, g.duration_s)
+
+    return apps.RealJob(
+        name=spec.job_id,
+        queue=spec.queue.removeprefix("root."),
+        am_memory_mb=spec.am_memory_mb,
+        am_vcores=spec.am_vcores,
+        maps=tasks(spec.maps),
+        reduces=tasks(spec.reduces),
+        am_startup_s=spec.am_startup_s,
+        am_teardown_s=spec.am_teardown_s,
+        slowstart=spec.slowstart,
+    )
+
+
+def cluster_spec(kind: SchedulerKind, am_share: float) -> ClusterSpec:
+    return ClusterSpec(
+        kind, nodes=NODES, node_memory_mb=NODE_MB, node_vcores=NODE_VCORES,
+        min_alloc_mb=MIN_ALLOC_MB, nm_heartbeat_ms=HEARTBEAT_MS, am_heartbeat_ms=HEARTBEAT_MS,
+        am_share=am_share,
+    )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Figures:
+    makespan_s: float
+    mean_jct_s: float
+
+
+def figures_of(app_records: Sequence[dict[str, Any]]) -> Figures:
+    """Makespan (first submission to last finish) and mean job completion time, from the RM's
+    app records (``startedTime`` is when the RM accepted the submission; milliseconds)."""
+    started = [int(a["startedTime"]) for a in app_records]
+    finished = [int(a["finishedTime"]) for a in app_records]
+    return Figures(
+        makespan_s=round((max(finished) - min(started)) / 1000, 3),
+        mean_jct_s=round(mean(f - s for s, f in zip(started, finished, strict=True)) / 1000, 3),
+    )
+
+
+def _daemon_config(rm: RealRM, policy: str, work: Path) -> Path:
+    refresh: dict[str, Any] = (
+        {"method": "command", "command": [str(rm.yarn), "rmadmin", "-refreshQueues"],
+         "timeout_seconds": 60}
+        if rm.spec.scheduler is SchedulerKind.CAPACITY else {"method": "none"}
+    )  # fmt: skip
+    doc = {
+        "rm": {"urls": [rm.url]},
+        "scheduler": {"kind": str(rm.spec.scheduler), "config_file": str(rm.scheduler_file)},
+        "refresh": refresh,
+        "controller": {"policy": policy, "period_seconds": PERIOD_S},
+        "guard": {"max_change_per_cycle": UNGUARDED.max_change_per_cycle,
+                  "hold_off_seconds": UNGUARDED.hold_off_seconds},
+        "metrics": {"enabled": False},
+        "backup_dir": str(work / "backups"),
+        "keep_backups": 0,
+        "state_file": str(work / "state.json"),
+        "audit_log": str(work / "audit.jsonl"),
+    }  # fmt: skip
+    path = work / "amtuner.yaml"
+    path.write_text(yaml.safe_dump(doc))
+    return path
+
+
+def run_real(
+    kind: SchedulerKind,
+    a: float | None,
+    policy: str,
+    work: Path,
+    build: Build,
+    batch: Workload | None = None,
+) -> tuple[Figures, list[list[float]], str]:
+    """One run of ``batch`` (default: `workload`) on a fresh real cluster: (figures, A over
+    time from the audit log, Hadoop version). ``a`` None runs ``policy`` from the scheduler's
+    default share."""
+    work.mkdir(parents=True, exist_ok=True)
+    start_a = DEFAULT_A[kind] if a is None else a
+    session = requests.Session()
+    with RealRM(cluster_spec(kind, start_a), work / "rm", build) as rm:
+        submitted = [
+            apps.submit(session, rm.url, real_job(job), str(rm.markers))
+            for job in (batch or workload()).jobs
+        ]
+        began = time.monotonic()
+        daemon = None
+        if a is None:
+            config = _daemon_config(rm, policy, work)
+            with (work / "daemon.log").open("w") as log:
+                daemon = subprocess.Popen(
+                    [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
+                    stdout=log, stderr=subprocess.STDOUT,
+                )  # fmt: skip
+        try:
+            records = _wait_finished(session, rm, set(submitted), began)
+        finally:
+            if daemon is not None:
+                daemon.send_signal(signal.SIGTERM)
+                daemon.wait(60)
+        trace = [[0.0, start_a]]
+        audit = work / "audit.jsonl"
+        if audit.exists():
+            first = min(int(r["startedTime"]) for r in records) / 1000
+            for line in audit.read_text().splitlines():
+                entry = json.loads(line)
+                at = datetime.fromisoformat(entry["time"].replace("Z", "+00:00")).timestamp()
+                trace.append([round(at - first, 1), entry["new"]])
+        return figures_of(records), trace, rm.hadoop_version
+
+
+def _wait_finished(
+    session: requests.Session, rm: RealRM, ids: set[str], began: float
+) -> list[dict[str, Any]]:
+    while True:
+        records = [a for a in apps.listed(session, rm.url) if a["id"] in ids]
+        if len(records) == len(ids) and all(
+            a["state"] in ("FINISHED", "FAILED", "KILLED") for a in records
+        ):
+            failed = [a["id"] for a in records if a["finalStatus"] != "SUCCEEDED"]
+            if failed:
+                raise RuntimeError(f"jobs did not succeed on the real RM: {failed}")
+            return records
+        if time.monotonic() - began > RUN_TIMEOUT_S:
+            raise RuntimeError(f"the batch did not finish in {RUN_TIMEOUT_S:.0f} s on the real RM")
+        time.sleep(1.0)
+
+
+def run_sim(
+    kind: SchedulerKind,
+    a: float | None,
+    policy: str,
+    heartbeats: Heartbeats,
+    batch: Workload | None = None,
+) -> Figures:
+    """``batch`` (default: `workload`) through the simulator on the real cluster's shape."""
+    result = simulate(
+        batch or workload(), kind, a, 0, max_sim_seconds=RUN_TIMEOUT_S, policy=policy,
+        period_s=PERIOD_S, heartbeats=heartbeats,
+    )  # fmt: skip
+    if not result.finished or result.makespan_s is None or result.mean_jct_s is None:
+        raise RuntimeError(f"the simulated batch did not finish ({kind}, {policy}, A {a})")
+    return Figures(result.makespan_s, result.mean_jct_s)
+
+
+def cases(kinds: Sequence[SchedulerKind]) -> list[tuple[SchedulerKind, float | None, str]]:
+    """(scheduler, fixed A or None, label): the default, the fixed values, the controllers."""
+    out: list[tuple[SchedulerKind, float | None, str]] = []
+    for kind in kinds:
+        out.append((kind, DEFAULT_A[kind], "default"))
+        out += [(kind, a, f"fixed:{a:g}") for a in FIXED_VALUES]
+        out += [(kind, None, name) for name in CONTROLLERS]
+    return out
+
+
+def run(
+    kinds: Sequence[SchedulerKind], work: Path, progress: Callable[[str], None]
+) -> dict[str, Any]:
+    build = ensure_built()
+    rows = []
+    started = time.perf_counter()
+    for kind, a, label in cases(kinds):
+        policy = label if a is None else "paper"
+        t0 = time.perf_counter()
+        real, trace, version = run_real(
+            kind, a, policy, work / f"{kind}-{label.replace(':', '-')}", build
+        )
+        sim = run_sim(kind, a, policy, HADOOP_HEARTBEATS)
+        at_once = run_sim(kind, a, policy, IMMEDIATE)
+        row = {
+            "scheduler": str(kind),
+            "policy": label,
+            "hadoop_version": version,
+            "real_makespan_s": real.makespan_s,
+            "sim_makespan_s": sim.makespan_s,
+            "sim_at_once_makespan_s": at_once.makespan_s,
+            "real_mean_jct_s": real.mean_jct_s,
+            "sim_mean_jct_s": sim.mean_jct_s,
+            "sim_at_once_mean_jct_s": at_once.mean_jct_s,
+            "makespan_diff": round((sim.makespan_s - real.makespan_s) / real.makespan_s, 4),
+            "mean_jct_diff": round((sim.mean_jct_s - real.mean_jct_s) / real.mean_jct_s, 4),
+            "real_a_trace": trace,
+            "wall_seconds": round(time.perf_counter() - t0, 1),
+        }
+        rows.append(row)
+        progress(format_row(row))
+    return {
+        "parameters": {
+            "cluster": f"{NODES} nodes x {NODE_MB} MB x {NODE_VCORES} vcores, minimum "
+            f"allocation {MIN_ALLOC_MB} MB",
+            "heartbeats": {"node_ms": HEARTBEAT_MS, "am_ms": HEARTBEAT_MS,
+                           "simulated": asdict(HADOOP_HEARTBEATS)},
+            "workload": [
+                {"profile": name, "jobs": n, "maps": list(m), "reduces": list(r)}
+                for name, n, m, r in PROFILES
+            ],
+            "am_mb": AM_MB, "task_mb": TASK_MB, "am_startup_s": AM_STARTUP_S,
+            "am_teardown_s": AM_TEARDOWN_S, "control_period_s": PERIOD_S,
+            "refresh": {"capacity": "yarn rmadmin -refreshQueues (RMAdminCLI)",
+                        "fair": "the allocation file's own 10 s poll"},
+        },
+        "rows": rows,
+        "wall_seconds": round(time.perf_counter() - started, 1),
+    }
+
+
+def format_row(row: dict[str, Any]) -> str:
+    return (
+        f"{row['scheduler']:<9} {row['policy']:<10} real {fmt(row['real_makespan_s']):>6} / "
+        f"{fmt(row['real_mean_jct_s']):>6}   sim {fmt(row['sim_makespan_s']):>6} / "
+        f"{fmt(row['sim_mean_jct_s']):>6} ({row['makespan_diff']:+.1%} / "
+        f"{row['mean_jct_diff']:+.1%})   sim at once {fmt(row['sim_at_once_makespan_s']):>6}"
+    )
+
+
+def format_table(summary: dict[str, Any]) -> str:
+    head = (
+        "scheduler policy     real makespan / mean JCT   simulated (difference)"
+        "              simulated, containers at once"
+    )
+    lines = [head, *(format_row(r) for r in summary["rows"])]
+    return "\n".join(lines)
+
+
+def plot(summary: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib.figure import Figure
+
+    rows = summary["rows"]
+    fig = Figure(figsize=(max(6.0, 0.9 * len(rows)), 4.2), layout="constrained")
+    ax = fig.subplots()
+    xs = range(len(rows))
+    width = 0.27
+    for offset, key, label, color in (
+        (-width, "real_makespan_s", "Hadoop 3.5 RM", "#4c72b0"),
+        (0.0, "sim_makespan_s", "simulator, heartbeats", "#55a868"),
+        (width, "sim_at_once_makespan_s", "simulator, at once", "#c4c4c4"),
+    ):
+        ax.bar([x + offset for x in xs], [r[key] for r in rows], width, label=label, color=color)
+    ax.set_xticks(list(xs), [f"{r['scheduler'][:4]}\n{r['policy']}" for r in rows], fontsize=8)
+    ax.set_ylabel("makespan (s)")
+    ax.set_title("The same batch on Hadoop's own RM and on the simulator")
+    ax.legend(fontsize=8)
+    fig.savefig(path, dpi=110)

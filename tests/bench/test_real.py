@@ -1,0 +1,56 @@
+"""`amtuner bench real`: the batch, its translation for the real RM's AM host, and the figures
+read back from the RM's app records."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from amtuner.bench import real
+from amtuner.bench.common import DEFAULT_A
+from amtuner.model import SchedulerKind
+
+
+def test_the_batch_interleaves_the_profiles_all_at_once() -> None:
+    jobs = real.workload().jobs
+    assert len(jobs) == sum(n for _, n, _, _ in real.PROFILES) == 16
+    assert [j.profile for j in jobs[:4]] == ["small", "medium", "large", "small"]
+    assert {j.submit_s for j in jobs} == {0.0}
+    # The paper's AM of two task units; no CPU or disk contention, so only scheduling differs.
+    assert all(j.am_memory_mb == 2 * j.maps[0].memory_mb for j in jobs)
+    assert all(g.cpu_cores == g.disk_mbps == 0.0 for j in jobs for g in (*j.maps, *j.reduces))
+
+
+def test_a_job_keeps_its_work_on_the_real_rm() -> None:
+    spec = real.workload().jobs[2]
+    job = real.real_job(spec)
+    assert (job.name, job.queue, job.am_memory_mb) == (spec.job_id, "default", 2048)
+    assert job.maps == real.apps.Tasks(8, 1024, 1, 8.0)
+    assert job.reduces == real.apps.Tasks(2, 1024, 1, 6.0)
+    assert (job.am_startup_s, job.am_teardown_s, job.slowstart) == (3.0, 1.0, 0.05)
+    assert "amtuner.maps=8x1024x1x8" in job.tags() and "amtuner.am=3x1x0.05" in job.tags()
+
+
+def test_figures_come_from_the_rms_own_times() -> None:
+    records = [
+        {"startedTime": 1_000, "finishedTime": 31_000},
+        {"startedTime": 1_500, "finishedTime": 61_500},
+    ]
+    assert real.figures_of(records) == real.Figures(makespan_s=60.5, mean_jct_s=45.0)
+
+
+def test_every_scheduler_runs_its_default_the_fixed_values_and_both_controllers() -> None:
+    cases = real.cases([SchedulerKind.CAPACITY])
+    assert cases[0] == (SchedulerKind.CAPACITY, DEFAULT_A[SchedulerKind.CAPACITY], "default")
+    assert [label for _, _, label in cases] == ["default", "fixed:0.3", "fixed:0.6", "paper",
+                                                "adaptive"]  # fmt: skip
+    assert [a for _, a, _ in cases][-2:] == [None, None]
+
+
+def test_the_simulated_side_uses_the_real_clusters_heartbeats() -> None:
+    hb = real.HADOOP_HEARTBEATS
+    assert (hb.node_s, hb.am_s) == (real.HEARTBEAT_MS / 1000,) * 2
+    assert hb.maps_off_switch, "the AM host asks for any host, so no map is node-local"
+    spec = real.cluster_spec(SchedulerKind.FAIR, 0.5)
+    assert (spec.nodes, spec.node_memory_mb, spec.node_vcores, spec.min_alloc_mb) == (
+        real.NODES, real.NODE_MB, real.NODE_VCORES, real.MIN_ALLOC_MB)
+    assert dataclasses.replace(spec, am_share=None).nm_heartbeat_ms == real.HEARTBEAT_MS

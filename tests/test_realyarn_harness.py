@@ -1,0 +1,62 @@
+"""The real-RM harness without a JVM: its configuration, its refusal of unusable directories,
+and how it finds the processes a cluster leaves behind."""
+
+from __future__ import annotations
+
+import subprocess
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+from amtuner.model import SchedulerKind
+from amtuner.realyarn import ClusterSpec, RealRM
+from amtuner.realyarn.build import Build
+from amtuner.realyarn.cluster import _hadoop_xml, leftover_processes
+
+NO_BUILD = Build(jar=Path("realyarn.jar"), lib=Path("lib"), java="java")
+
+
+def test_yarn_site_carries_the_scheduler_its_file_and_the_cluster_shape(tmp_path: Path) -> None:
+    fair = ClusterSpec(SchedulerKind.FAIR, nodes=3, node_memory_mb=4096, node_vcores=2)
+    site = fair.yarn_site(tmp_path, tmp_path / "fair-scheduler.xml")
+    assert site["yarn.resourcemanager.scheduler.class"].endswith("fair.FairScheduler")
+    assert site["yarn.scheduler.fair.allocation.file"] == str(tmp_path / "fair-scheduler.xml")
+    # Apps go to the queue they name, not root.<user> (user-as-default-queue's default).
+    assert site["yarn.scheduler.fair.user-as-default-queue"] == "false"
+    # MiniYARNCluster overwrites the NodeManager's memory with its own key.
+    assert site["yarn.minicluster.yarn.nodemanager.resource.memory-mb"] == "4096"
+    assert site["yarn.nodemanager.resource.cpu-vcores"] == "2"
+    mutable = ClusterSpec(SchedulerKind.CAPACITY, mutable_store=True, site={"x.y": "1"})
+    site = mutable.yarn_site(tmp_path, tmp_path / "capacity-scheduler.xml")
+    assert site["yarn.scheduler.configuration.store.class"] == "memory"
+    assert site["x.y"] == "1"
+
+
+def test_the_site_file_is_hadoop_xml_with_values_escaped() -> None:
+    root = ET.fromstring(_hadoop_xml({"a.b": "<1 & 2>"}))
+    assert root.tag == "configuration"
+    assert [(p.findtext("name"), p.findtext("value")) for p in root] == [("a.b", "<1 & 2>")]
+
+
+def test_a_directory_with_the_classpath_separator_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="cannot contain ':'"):
+        RealRM(ClusterSpec(SchedulerKind.CAPACITY), tmp_path / "fixed:0.3", NO_BUILD)
+
+
+def test_leftovers_are_found_by_their_directory_never_by_name(tmp_path: Path) -> None:
+    """Containers run under setsid in the cluster's directory and outlive its JVM: what runs
+    there is found; the same program elsewhere is not."""
+    inside, outside = tmp_path / "cluster", tmp_path / "elsewhere"
+    inside.mkdir()
+    outside.mkdir()
+    ours = subprocess.Popen(["sleep", "30"], cwd=inside)
+    theirs = subprocess.Popen(["sleep", "30"], cwd=outside)
+    try:
+        found = leftover_processes(inside)
+        assert ours.pid in found and theirs.pid not in found
+    finally:
+        for p in (ours, theirs):
+            p.kill()
+            p.wait()
+    assert ours.pid not in leftover_processes(inside)
