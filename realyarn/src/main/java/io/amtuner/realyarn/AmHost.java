@@ -166,6 +166,8 @@ final class AmHost implements Runnable {
       try {
         return as(() -> step(now));
       } catch (RuntimeException e) {
+        // Killed, or the RM stopped; anything else is worth a line in the cluster's log.
+        System.err.println("amtuner AM host: " + id + " stops heartbeating: " + e);
         client.stop();
         return false;
       }
@@ -202,7 +204,13 @@ final class AmHost implements Runnable {
       }
       float progress = (mapsDone + reducesDone) / (float) Math.max(1, mapCount + reduceCount);
       for (Container c : client.allocate(progress).getAllocatedContainers()) {
-        boolean isMap = c.getPriority().equals(MAP) && mapsPlaced < mapCount;
+        boolean isMap = c.getPriority().equals(MAP);
+        if (isMap ? mapsPlaced >= mapCount : reducesPlaced >= reduceCount) {
+          // More than was asked: the ask the RM held was not yet lowered by the removals sent
+          // with this heartbeat. MapReduce's RMContainerAllocator gives such containers back.
+          client.releaseAssignedContainer(c.getId());
+          continue;
+        }
         Tasks tasks = isMap ? maps : reduces;
         client.removeContainerRequest(
             new ContainerRequest(tasks.resource(), null, null, isMap ? MAP : REDUCE));
