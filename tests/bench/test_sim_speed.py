@@ -15,14 +15,12 @@ import pytest
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 TRACE = SHARED / "fixtures" / "traces" / "FB-2009_samples_24_times_1hr_0.tsv"
 
 
 @pytest.mark.parametrize("kind", ["fair", "capacity"])
 def test_a_production_day_on_600_nodes(benchmark, kind: str) -> None:  # type: ignore[no-untyped-def]
-    if not TRACE.exists():
-        pytest.skip("../shared not present, no FB-2009 trace")
     workload = load_workload(f"swim:{TRACE}", seed=0)
     config = default_scheduler_config(kind, workload.queues, 0.5)
 

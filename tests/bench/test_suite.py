@@ -16,7 +16,7 @@ from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.workload import PHASE_SPACING_S, load_workload
 from tests.e2e.conftest import amtuner
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"  # tests/bench -> tests -> main -> work
+SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"  # the traces, in the repository
 KINDS = list(SchedulerKind)
 
 FIGURES = {
@@ -40,9 +40,7 @@ def quick(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict, Path, str]:
 
 def test_quick_json_has_every_figure_for_every_workload(quick: tuple[dict, Path, str]) -> None:
     summary, _, stdout = quick
-    names = {"mixed@16", "phases", "two queues", "mixed, 3 vcores", "poisson"}
-    if SHARED.is_dir():
-        names.add("sls sample")
+    names = {"mixed@16", "phases", "two queues", "mixed, 3 vcores", "poisson", "sls sample"}
     assert set(summary["workloads"]) == names
     assert summary["workloads"]["two queues"]["targets"] == ["root.a", "root.b"]
     assert "8192 MB / 3 vcores" in summary["workloads"]["mixed, 3 vcores"]["description"]
@@ -92,10 +90,9 @@ def test_full_suite_lists_the_larger_clusters_and_the_traces() -> None:
         assert {f"{g}@{nodes}" for g in ("grep", "terasort", "wordcount", "mixed")} <= names
     assert {"phases", "phase small", "phase large", "two queues", "poisson", "stream"} <= names
     assert "mixed, 3 vcores" in names
-    if SHARED.is_dir():
-        assert {"swim fb-2009", "sls sample", "rumen sample"} <= names and not notes
-        swim = next(b for b in benches if b.name == "swim fb-2009")
-        assert swim.period_s == 60.0 and not swim.seeded
+    assert {"swim fb-2009", "sls sample", "rumen sample"} <= names and not notes
+    swim = next(b for b in benches if b.name == "swim fb-2009")
+    assert swim.period_s == 60.0 and not swim.seeded
     _, notes = suite.benches(None)
     assert len(notes) == 3
 

@@ -28,7 +28,7 @@ from amtuner.executor import (
 from amtuner.executor.refresh import sched_conf_xml
 
 ROOT = Path(__file__).resolve().parents[2]
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = ROOT / "tests" / "data" / "shared"
 DATA = ROOT / "tests" / "data" / "executor"
 
 
@@ -199,8 +199,6 @@ def test_rest_put_sends_global_and_queue_updates(
 
 def test_rest_body_has_the_documented_shape() -> None:
     samples = SHARED / "fixtures" / "rm-rest"
-    if not samples.exists():
-        pytest.skip("../shared not present; documented scheduler-conf bodies unavailable")
 
     def shape(data: bytes) -> set[str]:
         out = set()

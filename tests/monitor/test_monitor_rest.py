@@ -1,4 +1,4 @@
-"""REST parsing against every RM response kept in ../shared and our own edge cases."""
+"""REST parsing against every public RM response in tests/data/shared and our own edge cases."""
 
 from __future__ import annotations
 
@@ -18,15 +18,12 @@ from amtuner.monitor.rest import (
     scheduler_kind_of,
 )
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-FIXTURES = SHARED / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "data" / "shared" / "fixtures"
 DATA = Path(__file__).resolve().parents[1] / "data" / "monitor"
 
 
 def shared(rel: str) -> Any:
     path = FIXTURES / rel
-    if not path.exists():
-        pytest.skip(f"../shared not present ({path})")
     return decode_json(path.read_bytes(), "application/json", str(path))
 
 
@@ -275,8 +272,6 @@ def test_decode_json_refuses(body: bytes, ctype: str, words: str) -> None:
 
 def test_shared_xml_capture_is_refused_clearly() -> None:
     path = FIXTURES / "rm-rest-real/apache-knox/cluster-metrics.xml"
-    if not path.exists():
-        pytest.skip("../shared not present")
     with pytest.raises(ObservationError, match="XML where JSON was expected"):
         decode_json(path.read_bytes(), "application/xml", str(path))
 

@@ -24,7 +24,7 @@ from amtuner.sim.simulation import (
 )
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
+SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 
 
 def _props(pairs: dict[str, str]) -> bytes:
@@ -186,8 +186,6 @@ def test_a_bad_file_on_reload_is_refused_and_the_old_one_kept(bad: bytes) -> Non
 
 def test_reads_the_shipped_sls_capacity_scheduler_xml() -> None:
     path = SHARED / "fixtures" / "sls" / "capacity-scheduler.xml"
-    if not path.exists():
-        pytest.skip("../shared not present, no sample capacity-scheduler.xml")
     conf = parse_capacity_config(path.read_bytes())
     caps = {q.path: q.absolute_capacity for q in conf.queues}
     assert caps == {

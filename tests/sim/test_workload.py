@@ -28,15 +28,14 @@ from amtuner.sim.workload import (
     task_shape,
 )
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"  # tests/sim -> tests -> main -> work
+SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 DATA = Path(__file__).resolve().parents[1] / "data" / "workload"
 SLS_DIR = SHARED / "fixtures" / "sls"
 TRACES = SHARED / "fixtures" / "traces"
 
 
 def shared(path: Path) -> Path:
-    if not path.exists():
-        pytest.skip(f"../shared not present ({path})")
+    assert path.is_file(), f"{path} missing (tests/data/shared/README.md lists the files)"
     return path
 
 
