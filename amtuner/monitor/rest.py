@@ -184,17 +184,53 @@ def scheduler_kind_of(doc: Any, url: str = "scheduler") -> SchedulerKind:
 
 
 def _children(queue: Mapping[str, Any], key: str, where: str) -> list[Any]:
-    """Child queues, in either shape Jersey has used: ``{"queue": [...]}`` or a bare list."""
+    """Child queues, in every shape Jersey has used.
+
+    ``{"queue": [...]}`` (CS; FS 2.8+ ``FairSchedulerQueueInfoList``), ``{"queue": {...}}`` (one
+    child of a wrapped list), a bare list (FS 2.7 ``Collection<FairSchedulerQueueInfo>``) and, for
+    a lone child of FS 2.7 and older (YARN-2336, fixed in 2.8.0), the child object itself in place
+    of the list. Anything else is refused rather than read as "no children", which would turn a
+    parent into an empty one and drop its leaves unseen.
+    """
     value = queue.get(key)
     if value is None:
         return []
     if isinstance(value, Mapping):
-        value = value.get("queue") or []
-        if isinstance(value, Mapping):  # one child marshalled as an object
+        if "queue" in value:
+            value = value["queue"] if value["queue"] is not None else []
+            if isinstance(value, Mapping):  # one child of a wrapped list
+                value = [value]
+        elif "queueName" in value:  # FS <= 2.7: a lone child marshalled as the object itself
             value = [value]
+        elif not value:
+            value = []
     if not isinstance(value, list) or not all(isinstance(c, Mapping) for c in value):
-        raise _bad(f"{where}.{key}: expected a list of queues")
+        raise _bad(f"{where}.{key}: expected a list of queues, got {_shape(value)}")
     return value
+
+
+def _shape(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "an object with keys " + ", ".join(sorted(map(str, value))[:6])
+    return type(value).__name__
+
+
+def _is_leaf(queue: Mapping[str, Any], leaf_type: str, counter: str, where: str) -> bool:
+    """Whether a childless queue is a leaf: its ``type`` says so, or it carries leaf counters.
+
+    ``type`` is the JAXB subtype name, ``"fairSchedulerLeafQueueInfo"``; Hadoop 2.7 and older
+    (YARN-4785, fixed in 2.7.3/2.8.0) could write it as a one-element list, read the same way. A
+    ``type`` naming anything else (but the scheduler's own, on a CS root) is refused: guessing
+    "empty parent" could drop a leaf unseen.
+    """
+    kind = queue.get("type")
+    if isinstance(kind, list) and len(kind) == 1:
+        kind = kind[0]
+    if kind is not None and (
+        not isinstance(kind, str) or kind not in (leaf_type, *_SCHEDULER_TYPES)
+    ):
+        raise _bad(f"{where}: childless queue of unknown type {queue['type']!r}")
+    return kind == leaf_type or counter in queue
 
 
 def _partition(queue: Mapping[str, Any], block: str, inner: str) -> Mapping[str, Any]:
@@ -222,7 +258,7 @@ def _cs_leaves(
         for child in children:
             yield from _cs_leaves(child, path, total_mb, total_vcores)
         return
-    if queue.get("type") != _CS_LEAF_TYPE and "numPendingApplications" not in queue:
+    if not _is_leaf(queue, _CS_LEAF_TYPE, "numPendingApplications", path):
         return
     used = _resource(queue, "resourcesUsed", path)
     if used is None:
@@ -254,7 +290,7 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
         for child in children:
             yield from _fs_leaves(child)
         return
-    if queue.get("type") != _FS_LEAF_TYPE and "numPendingApps" not in queue:
+    if not _is_leaf(queue, _FS_LEAF_TYPE, "numPendingApps", path):
         return
     used = _resource(queue, "usedResources", path)
     if used is None:

@@ -300,3 +300,63 @@ def test_child_queues_as_a_bare_list_and_single_object() -> None:
     prod["childQueues"] = {"queue": prod["childQueues"]["queue"][0]}
     obs = observe(own("cluster-metrics-3.3.json"), doc)
     assert [q.name for q in obs.queues] == ["root.default", "root.prod.etl"]
+
+
+def test_fair_27_lone_child_object_and_type_list() -> None:
+    """FS <= 2.7: a lone child is the object itself and ``type`` a one-element list; the leaf
+    under it is read, not dropped."""
+    obs = observe(
+        own("cluster-metrics-3.3.json"), own("scheduler-fair-2.7.json"), ("root.prod.etl",)
+    )
+    assert [q.name for q in obs.queues] == ["root.default", "root.prod.etl"]
+    etl = obs.queue("root.prod.etl")
+    assert etl is not None
+    assert (etl.pending_apps, etl.running_apps, etl.memory_used_mb, etl.memory_share_mb) == (
+        3,
+        2,
+        7168,
+        12288,
+    )
+    assert obs.am_memory_used_mb is None  # 2.7 reports no AM figures
+
+
+def test_fair_27_lone_leaf_under_root() -> None:
+    """A cluster whose only queue is root.default: the one leaf the controller has."""
+    doc = own("scheduler-fair-2.7.json")
+    root = doc["scheduler"]["schedulerInfo"]["rootQueue"]
+    root["childQueues"] = root["childQueues"][0]
+    obs = observe(own("cluster-metrics-3.3.json"), doc)
+    assert [q.name for q in obs.queues] == ["root.default"]
+
+
+def test_fair_27_leaf_typed_as_list_without_counters_is_refused() -> None:
+    doc = own("scheduler-fair-2.7.json")
+    etl = doc["scheduler"]["schedulerInfo"]["rootQueue"]["childQueues"][1]["childQueues"]
+    del etl["numPendingApps"]
+    with pytest.raises(ObservationError, match=r"root.prod.etl: missing field 'numPendingApps'"):
+        observe(own("cluster-metrics-3.3.json"), doc)
+
+
+@pytest.mark.parametrize(
+    ("children", "words"),
+    [
+        ({"queueX": []}, "expected a list of queues, got an object with keys queueX"),
+        ("root.prod.etl", "expected a list of queues, got str"),
+    ],
+)
+def test_child_queues_of_unknown_shape_are_refused(children: Any, words: str) -> None:
+    doc = own("scheduler-fair-2.7.json")
+    doc["scheduler"]["schedulerInfo"]["rootQueue"]["childQueues"][1]["childQueues"] = children
+    with pytest.raises(ObservationError) as err:
+        observe(own("cluster-metrics-3.3.json"), doc)
+    assert err.value.reason == "bad-response" and words in err.value.message
+
+
+@pytest.mark.parametrize("kind", [["fairSchedulerLeafQueueInfo", "x"], "fairSchedulerQueueInfoX"])
+def test_childless_queue_of_unknown_type_is_refused(kind: Any) -> None:
+    doc = own("scheduler-fair-2.7.json")
+    etl = doc["scheduler"]["schedulerInfo"]["rootQueue"]["childQueues"][1]["childQueues"]
+    etl["type"] = kind
+    del etl["numPendingApps"]
+    with pytest.raises(ObservationError, match=r"root\.prod\.etl: childless queue of unknown type"):
+        observe(own("cluster-metrics-3.3.json"), doc)
