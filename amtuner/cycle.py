@@ -26,7 +26,7 @@ from amtuner.executor import (
     WriteError,
     apply_edit,
 )
-from amtuner.executor.refresh import SCHEDULER_CONF_PATH
+from amtuner.executor.refresh import SCHEDULER_CONF_PATH, refresh_back
 from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, SchedulerKind
 from amtuner.monitor import ObservationError
 
@@ -181,7 +181,11 @@ class Cycle:
             return replace(blank, message=message), new_states
         try:
             if store is not None:
-                store.refresh(edit)  # a refused PUT leaves the store as it was
+                try:
+                    store.refresh(edit)
+                except RefreshError as e:
+                    # A PUT may be applied after its connection dropped: put the old values back.
+                    raise refresh_back(edit, store, e) from e
             else:
                 apply_edit(
                     edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
@@ -189,7 +193,7 @@ class Cycle:
         except ExecutorError as exc:
             return failed(_error_label(exc), str(exc), diff=edit.diff, refresh=refresh)
         for target, (_, written) in edit.targets.items():
-            changed = replace(new_states[target], a=written)
+            changed = replace(new_states[target], a=values[target] if written is None else written)
             new_states[target] = guard.mark_changed(changed, obs.time)
         message = ("" if store else f"wrote {edit.path} and ") + f"refreshed with {refresh}"
         return replace(blank, applied=True, message=message), new_states

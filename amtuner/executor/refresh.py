@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shlex
 import subprocess
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 from xml.sax.saxutils import escape
@@ -119,15 +119,17 @@ def _decode(data: bytes | str | None) -> str:
     return data if isinstance(data, str) else data.decode("utf-8", "replace")
 
 
-def sched_conf_xml(targets: dict[str, tuple[float | None, float]]) -> bytes:
+def sched_conf_xml(targets: Mapping[str, tuple[float | None, float | None]]) -> bytes:
     """The ``<sched-conf>`` body that sets the same keys the file edit set.
 
     Global keys go in ``global-updates`` with their full name; queue keys go in
-    ``update-queue`` with the queue path and the relative key (yarn-facts, mutation API).
+    ``update-queue`` with the queue path and the relative key (yarn-facts, mutation API). A
+    value of None (undoing an edit that added the key) is sent empty, which removes the key
+    (``MutableCSConfigurationProvider`` unsets a key whose new value is empty).
     """
     parts = ['<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<sched-conf>\n']
     for target, (_old, new) in targets.items():
-        value = escape(format_value(new))
+        value = "" if new is None else escape(format_value(new))
         if target == GLOBAL_TARGET:
             parts.append(
                 "  <global-updates>\n    <entry>\n"
@@ -241,10 +243,12 @@ def make_refresher(
 def apply_edit(
     edit: Edit, refresher: Refresher, *, backup_dir: Path | None, keep_backups: int = 10
 ) -> None:
-    """Write, then refresh; if the refresh fails, put the previous bytes back.
+    """Write, then refresh; if the refresh fails, put the previous bytes back and refresh again.
 
-    The restore does not refresh again: the RM never loaded the failed change (the command or PUT
-    failed), and a FairScheduler reloading the file by itself will find the old content.
+    A failed refresh does not mean the RM did not reload: ``yarn rmadmin -refreshQueues`` can
+    time out after the RM applied the change, and a PUT can be applied after its connection
+    dropped. So after the restore the RM is told to reload the restored file too; if that fails
+    as well, the error says the file and the RM may disagree.
     """
     if not edit.changed:
         return
@@ -257,6 +261,27 @@ def apply_edit(
         except ExecutorError as restore_error:
             where = f"; the backup is {backup}" if backup else ""
             raise RefreshError(
-                f"{e}; could NOT restore the previous file {edit.path}: {restore_error}{where}"
+                f"{e}; could NOT restore the previous file {edit.path}: {restore_error}{where}; "
+                f"{MAY_DISAGREE}"
             ) from e
-        raise RefreshError(f"{e}; restored the previous file {edit.path}") from e
+        raise refresh_back(edit, refresher, e, f"restored the previous file {edit.path}") from e
+
+
+MAY_DISAGREE = (
+    "the scheduler configuration and the RM MAY DISAGREE: check the RM's queues and run the "
+    "refresh by hand"
+)
+
+
+def refresh_back(
+    edit: Edit, refresher: Refresher, failure: RefreshError, done: str = ""
+) -> RefreshError:
+    """After ``failure`` (and ``done``, the undo of the file if there is one): make the RM load
+    the previous configuration again, and return the error to raise, which says whether that
+    worked."""
+    said = f"{failure}; {done}" if done else str(failure)
+    try:
+        refresher.refresh(edit.reverted())
+    except RefreshError as again:
+        return RefreshError(f"{said}; refreshing again failed too ({again}); {MAY_DISAGREE}")
+    return RefreshError(f"{said}; refreshed again with the previous configuration")

@@ -285,8 +285,21 @@ class Edit:
     diff: str
     """Unified diff of the file, for dry-run output and the audit log."""
     changed: bool
-    targets: dict[str, tuple[float | None, float]]
-    """target -> (value in the file before, or None when unset; value after)."""
+    targets: dict[str, tuple[float | None, float | None]]
+    """target -> (value in the file before, or None when unset; value after, None only in a
+    `reverted` edit that takes a value back out)."""
+
+    def reverted(self) -> Edit:
+        """The edit that undoes this one (what a restore wrote), for making the RM load the
+        previous configuration again; it is never shown, so it carries no diff."""
+        return Edit(
+            path=self.path,
+            old_data=self.new_data,
+            new_data=self.old_data,
+            diff="",
+            changed=self.changed,
+            targets={t: (new, old) for t, (old, new) in self.targets.items()},
+        )
 
 
 class SchedulerFile:
@@ -464,7 +477,7 @@ class SchedulerFile:
         Targets are spliced one at a time, re-parsing in between, so two insertions into the
         same element (even a self-closing one) cannot overlap.
         """
-        targets: dict[str, tuple[float | None, float]] = {}
+        targets: dict[str, tuple[float | None, float | None]] = {}
         seen: dict[str, str] = {}
         current = self
         for target, value in values.items():
@@ -502,7 +515,7 @@ class SchedulerFile:
             raise ExecutorError(f"internal error, the edit would break the file: {e}") from e
 
     def _verify(
-        self, after: SchedulerFile, targets: Mapping[str, tuple[float | None, float]]
+        self, after: SchedulerFile, targets: Mapping[str, tuple[float | None, float | None]]
     ) -> None:
         """Compare the re-parsed result: only the targets' values may differ, nothing else."""
         old_values, new_values, added = set(), set(), set()

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 import requests
 
-from amtuner.config import RefreshSettings
+from amtuner.config import Config, GuardSettings, RefreshSettings, SchedulerSettings
+from amtuner.cycle import Cycle
 from amtuner.executor import (
     CommandRefresher,
     Edit,
@@ -26,6 +27,7 @@ from amtuner.executor import (
     make_refresher,
 )
 from amtuner.executor.refresh import sched_conf_xml
+from amtuner.model import ControllerState, Observation, SchedulerKind
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "tests" / "data" / "shared"
@@ -86,6 +88,35 @@ def test_failed_refresh_command_rolls_back_byte_identical(tmp_path: Path) -> Non
     assert edit.path.read_bytes() == edit.old_data
     assert [p.read_bytes() for p in (tmp_path / "b").iterdir()] == [edit.old_data]
     assert sorted(p.name for p in edit.path.parent.iterdir()) == ["capacity-scheduler.xml"]
+
+
+def test_a_failed_refresh_is_run_again_on_the_restored_file(tmp_path: Path) -> None:
+    """The RM may have reloaded before the refresh failed (a timeout after the reload): the
+    restored file must be reloaded too, or file and RM disagree."""
+    edit = capacity_edit(tmp_path, {"": 0.3})
+    seen = tmp_path / "seen"
+    code = (
+        f"import sys; data = open({str(edit.path)!r}, 'rb').read(); "
+        f"log = open({str(seen)!r}, 'ab'); log.write(b'new\\n' if b'<value>0.3<' in data "
+        "else b'old\\n'); log.close(); sys.exit(data.count(b'<value>0.3<'))"
+    )
+    with pytest.raises(RefreshError, match=r"restored the previous file .*; refreshed again"):
+        apply_edit(edit, CommandRefresher(py(code), 10), backup_dir=tmp_path / "b")
+    assert seen.read_text().split() == ["new", "old"]
+    assert edit.path.read_bytes() == edit.old_data
+
+
+def test_when_refreshing_the_restored_file_fails_too_it_says_they_may_disagree(
+    tmp_path: Path,
+) -> None:
+    edit = capacity_edit(tmp_path, {"": 0.3})
+    refresher = CommandRefresher(py("import sys; sys.exit('RM is in safe mode')"), 10)
+    with pytest.raises(RefreshError) as failed:
+        apply_edit(edit, refresher, backup_dir=tmp_path / "b")
+    message = str(failed.value)
+    assert "restored the previous file" in message and "refreshing again failed too" in message
+    assert "MAY DISAGREE" in message
+    assert edit.path.read_bytes() == edit.old_data
 
 
 def test_make_refresher_per_method() -> None:
@@ -287,3 +318,59 @@ def test_rest_fetch_then_edit_without_a_local_file(rms: Callable[[Handler], Fake
         refresher.refresh(edit)
     assert [r[0] for r in rm.requests] == ["GET", "PUT"]
     assert b"<value>0.15</value>" in rm.requests[1][2]
+
+
+def test_a_failed_put_puts_the_previous_values_back(
+    tmp_path: Path, rms: Callable[[Handler], FakeRM]
+) -> None:
+    """A PUT that failed may have been applied: the old values go back, and a key the file did
+    not set goes back empty (removed), not as a value amtuner made up."""
+    answers = iter([(500, {}, b"timed out writing the store"), (200, {}, b"applied")])
+    rm = rms(lambda _h, _b: next(answers))
+    edit = capacity_edit(tmp_path, {"": 0.2, "root.default": 0.3})
+    with requests.Session() as session:
+        refresher = make_refresher(RefreshSettings(method="rest"), [rm.url], session)
+        with pytest.raises(RefreshError, match=r"HTTP 500.*restored .*; refreshed again"):
+            apply_edit(edit, refresher, backup_dir=tmp_path / "b")
+    assert edit.path.read_bytes() == edit.old_data
+    first, second = (ET.fromstring(r[2]) for r in rm.requests)
+    key = "yarn.scheduler.capacity.maximum-am-resource-percent"
+    assert entries(first.find("global-updates")) == {key: "0.2"}
+    assert entries(second.find("global-updates")) == {key: "0.1"}
+    [queue] = second.iter("update-queue")
+    assert queue.findtext("queue-name") == "root.default"
+    assert entries(queue.find("params")) == {"maximum-am-resource-percent": ""}
+
+
+def test_a_failed_put_to_the_store_puts_the_previous_value_back(
+    tmp_path: Path, rms: Callable[[Handler], FakeRM]
+) -> None:
+    """Without a file (the RM's mutable store), the cycle undoes a PUT that failed the same way."""
+    answers = iter([(500, {}, b"timed out writing the store"), (200, {}, b"applied")])
+    rm = rms(lambda _h, _b: next(answers))
+    cfg = Config(
+        scheduler=SchedulerSettings(kind="capacity"),
+        refresh=RefreshSettings(method="rest"),
+        guard=GuardSettings(hold_off_seconds=0),
+        state_file=tmp_path / "state.json",
+    )
+
+    class Busy:
+        def observe(self, targets: object = ()) -> Observation:
+            return Observation(
+                time=1000.0, scheduler=SchedulerKind.CAPACITY, pending_apps=12, running_apps=6,
+                memory_used_mb=8192, memory_total_mb=32768,
+            )
+
+    with requests.Session() as session:
+        cycle = Cycle(config=cfg, monitor=Busy(), refresher=RestRefresher([rm.url], session, 5))
+        seeded = {"": ControllerState(a=0.1, n=1, prev_pending=5, prev_running=6)}
+        report, states = cycle.run(seeded)
+    assert report.error == "refresh-failed", report
+    assert "refreshed again with the previous configuration" in report.message
+    assert states == seeded
+    gets = [r for r in rm.requests if r[0] == "GET"]
+    first, second = (ET.fromstring(r[2]) for r in rm.requests if r[0] == "PUT")
+    key = "yarn.scheduler.capacity.maximum-am-resource-percent"
+    assert gets and entries(first.find("global-updates")) != {key: "0.1"}
+    assert entries(second.find("global-updates")) == {key: "0.1"}
