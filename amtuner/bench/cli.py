@@ -107,6 +107,7 @@ def cmd_real(args: argparse.Namespace) -> int:
     from amtuner.realyarn import Unavailable
 
     kinds = _schedulers(args.scheduler)
+    logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
     work = args.work or Path(tempfile.mkdtemp(prefix="amtuner-bench-real-"))
     print(f"{len(real.cases(kinds))} runs on Hadoop's own RM, each also simulated; work in {work}",
           file=sys.stderr)  # fmt: skip
