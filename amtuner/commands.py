@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from amtuner import audit
-from amtuner.config import Config, ConfigError, load_config
+from amtuner.config import Config, ConfigError, load_config, refresh_mismatch
 from amtuner.cycle import Cycle, CycleReport
 from amtuner.executor import ExecutorError, RestRefresher, SchedulerFile, make_refresher
 from amtuner.executor.refresh import SCHEDULER_CONF_PATH
@@ -38,6 +38,9 @@ EXIT_REFRESH = 5
 log = logging.getLogger(__name__)
 
 _FILE_ERRORS = {"scheduler-file", "unsafe-xml", "concurrent-edit", "write-failed"}
+_CONFIG_ERRORS = {"refresh-unusable"}
+"""Cycle errors that only a config change can fix (the RM runs a scheduler the config cannot
+tune as written)."""
 
 
 def exit_code(report: CycleReport) -> int:
@@ -45,6 +48,8 @@ def exit_code(report: CycleReport) -> int:
         return EXIT_OK
     if report.error == "refresh-failed":
         return EXIT_REFRESH
+    if report.error in _CONFIG_ERRORS:
+        return EXIT_CONFIG
     if report.error in _FILE_ERRORS or report.error == "scheduler-mismatch":
         return EXIT_FILE
     return EXIT_RM
@@ -140,6 +145,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     if cfg.scheduler.kind not in ("auto", obs.scheduler):
         print(f"scheduler MISMATCH: config says {cfg.scheduler.kind}, RM runs {obs.scheduler}")
         return EXIT_FILE
+    unusable = refresh_mismatch(obs.scheduler, cfg.refresh.method)
+    if unusable is not None:
+        print(f"refresh   UNUSABLE: refresh.method: {unusable}")
+        return EXIT_CONFIG
     refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
     try:
         if cfg.scheduler.config_file is None:  # refresh rest: the RM's mutable store

@@ -18,7 +18,8 @@ Choices the loader makes (also in config.example.yaml):
 * Path keys expand ``~``; a relative path is taken relative to the config file's directory (so a
   config and its scheduler file can travel together), or to the working directory for
   `parse_config` without ``base_dir``. Paths need not exist yet: ``amtuner check`` looks at them.
-* ``rm.urls`` lose a trailing ``/`` so callers can append ``/ws/v1/...``.
+* ``rm.urls`` lose a trailing ``/``; an entry is an RM (``/ws/v1`` follows) or, with a path ending
+  in ``/v1``, a REST base such as a gateway's (`RMEndpoint`).
 * Ranges: ``0 <= a_min < a_max <= 1``; ``0 < step <= a_max - a_min``; ``t1``, ``t2``, ``t3`` in
   (0, 1] with ``t3 < t1`` (otherwise the paper's over-allocation case 2, which needs
   ``T3 < M_used/M_total < T1``, can never fire).
@@ -67,10 +68,49 @@ class ConfigError(ValueError):
         self.problems = problems
 
 
+REST_SUFFIX = "/ws/v1"
+"""Where an RM serves its REST API below its web address (``RMWebApp``, Hadoop 2.x-3.x)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RMEndpoint:
+    """Where one entry of ``rm.urls`` serves the REST API and the web UI.
+
+    An entry is either the RM (or a proxy path in front of it): ``http://rm1:8088``, REST at
+    ``…/ws/v1``, web UI at ``…/cluster``; or, when its path ends in ``/v1``, the REST base
+    itself: ``http://rm1:8088/ws/v1`` (web UI at ``http://rm1:8088``), or a gateway's path for
+    the RM's ``/ws/v1`` such as Apache Knox's RESOURCEMANAGER service,
+    ``https://knox:8443/gateway/default/resourcemanager/v1`` (which Knox maps to
+    ``/ws/v1``), whose web UI lives elsewhere (``rm.web_ui_urls``).
+    """
+
+    url: str
+    """The entry as configured (no trailing ``/``): what messages and sources name."""
+    rest: str
+    """The base that ``/cluster/info``, ``/cluster/metrics`` and ``/cluster/scheduler`` follow."""
+    web: str | None
+    """The base that ``/cluster`` follows; None when the entry names a gateway's REST path."""
+
+    @classmethod
+    def of(cls, url: str) -> RMEndpoint:
+        url = url.rstrip("/")
+        path = urlsplit(url).path
+        if path.endswith(REST_SUFFIX):
+            return cls(url, url, url[: -len(REST_SUFFIX)])
+        if path.endswith("/v1"):
+            return cls(url, url, None)
+        return cls(url, url + REST_SUFFIX, url)
+
+
 @dataclass(frozen=True, slots=True)
 class RMSettings:
     urls: tuple[str, ...] = ("http://127.0.0.1:8088",)
-    """Every RM of an HA pair; the active one is found through /ws/v1/cluster/info."""
+    """Every RM of an HA pair; the active one is found through its REST ``/cluster/info``.
+    Each is an RM or a REST base (`RMEndpoint`). Redirects are followed only among these."""
+    web_ui_urls: tuple[str, ...] = ()
+    """Web UI bases for the fallback (``/cluster`` follows) where ``urls`` name a gateway's
+    REST path (Knox's YARNUI service: ``https://knox:8443/gateway/default/yarn``); empty = the
+    RMs of ``urls`` themselves."""
     connect_timeout_seconds: float = 3.0
     read_timeout_seconds: float = 5.0
     verify: bool | str = True
@@ -368,6 +408,7 @@ _SECTIONS: Final[dict[str, Check]] = {
         RMSettings,
         {
             "urls": _list_of(_url, what="RM URLs", non_empty=True),
+            "web_ui_urls": _list_of(_url, what="web UI URLs", non_empty=False),
             "connect_timeout_seconds": _number(0, low_open=True),
             "read_timeout_seconds": _number(0, low_open=True),
             "verify": _verify,
@@ -501,6 +542,14 @@ def _cross_checks(c: _Checker, cfg: Config) -> None:
             "'rest' (PUT /ws/v1/cluster/scheduler-conf) exists only for the CapacityScheduler; "
             "use 'none' (the FairScheduler reloads its file) or 'command'",
         )
+    if cfg.refresh.method == "rest":
+        for i, url in enumerate(cfg.rm.urls):
+            if RMEndpoint.of(url).rest != url + REST_SUFFIX:
+                c.fail(
+                    ("rm", "urls", i),
+                    "names a REST base, but refresh.method 'rest' appends "
+                    f"{REST_SUFFIX}/cluster/scheduler-conf to the RM's own URL: give the RM",
+                )
     if cfg.rm.client_key is not None and cfg.rm.client_cert is None:
         c.fail(("rm", "client_key"), "needs rm.client_cert as well")
     if cfg.rm.insecure_skip_verify and isinstance(cfg.rm.verify, str):

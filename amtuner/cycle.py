@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Protocol
 
 from amtuner import guard
-from amtuner.config import Config
+from amtuner.config import Config, refresh_mismatch
 from amtuner.controller import Policy, get_policy
 from amtuner.executor import (
     ConcurrentEditError,
@@ -123,6 +123,9 @@ class Cycle:
                 f"config says scheduler.kind {cfg.scheduler.kind} but the RM runs the {kind} "
                 "scheduler; nothing changed",
             )
+        unusable = refresh_mismatch(kind, cfg.refresh.method)
+        if unusable is not None:
+            return failed("refresh-unusable", f"refresh.method: {unusable}; nothing changed")
         # Without a file, a CapacityScheduler's mutable store is the configuration (refresh rest).
         store: RestRefresher | None = None
         if cfg.scheduler.config_file is None:
@@ -149,8 +152,12 @@ class Cycle:
         new_states = dict(states)
         values: dict[str, float] = {}
         hypothetical = cfg.dry_run or paused
+        try:  # an undeclared or parent queue, a value that is not a number
+            in_file = {target: sched_file.effective_value(target) for target in targets}
+        except ExecutorError as exc:
+            return failed(_error_label(exc), str(exc))
         for target in targets:
-            on_disk = sched_file.effective_value(target)
+            on_disk = in_file[target]
             state = _baseline(states.get(target), on_disk, cfg, trust_state=hypothetical)
             decision, new_state = policy(obs, state, cfg.controller, target)
             decision, new_state = guard.apply(

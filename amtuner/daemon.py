@@ -101,6 +101,9 @@ class Daemon:
         self._states: States = dict(self._persisted)
         """In-memory controller state; differs from the saved one in dry-run or while paused."""
         self.paused_by_signal = False
+        self._last_failure: tuple[str, str] | None = None
+        """The last cycle's error and message: the same failure is logged once, not every period
+        (the metrics count each one)."""
         self.metrics = Metrics(registry)
         self.metrics.observe_states(self._states)
         self.metrics.dry_run.set(cfg.dry_run)
@@ -146,7 +149,9 @@ class Daemon:
             cycle = replace(cycle, pause_reason="SIGUSR1; SIGUSR2 resumes")
         before = self._states
         report, states = cycle.run(before)
-        log_report(report)
+        failure = None if report.error is None else (report.error, report.message)
+        log_report(report, repeated=failure is not None and failure == self._last_failure)
+        self._last_failure = failure
         if report.error is None and not (report.dry_run or report.paused):
             self._persisted = states
         self._states = states
@@ -289,7 +294,9 @@ def status_line(report: CycleReport) -> str:
     return "last cycle: " + ", ".join(parts) + mode
 
 
-def log_report(report: CycleReport) -> None:
+def log_report(report: CycleReport, *, repeated: bool = False) -> None:
+    """The cycle's lines; a failure ``repeated`` from the cycle before is logged at DEBUG only,
+    so a bad file or a down RM gives one warning per change, not one per period."""
     obs = report.observation
     seen = (
         f"P={obs.pending_apps} R={obs.running_apps} memory {obs.memory_ratio:.2f}; "
@@ -297,7 +304,8 @@ def log_report(report: CycleReport) -> None:
         else ""
     )
     if report.error:
-        log.warning("cycle: %s%s: %s", seen, report.error, report.message)
+        level = logging.DEBUG if repeated else logging.WARNING
+        log.log(level, "cycle: %s%s: %s", seen, report.error, report.message)
         return
     for d in report.decisions:
         log.info(

@@ -213,6 +213,18 @@ def test_rest_refresh_is_refused_for_the_fair_scheduler(tmp_path: Path) -> None:
     assert cfg.refresh.method == "rest"
 
 
+def test_no_refresh_is_refused_for_the_capacity_scheduler(tmp_path: Path) -> None:
+    """A CapacityScheduler never reloads its file by itself: 'none' would change nothing."""
+    err = error_of(
+        tmp_path, "scheduler: {kind: capacity, config_file: c.xml}\nrefresh: {method: none}"
+    )
+    assert [p.path for p in err.problems] == ["refresh.method"], str(err)
+    assert "never reloads" in err.problems[0].reason
+    # With kind auto the scheduler is known only once the RM answers (check and the cycle).
+    cfg = load_config(write(tmp_path, "scheduler: {config_file: c.xml}\nrefresh: {method: none}"))
+    assert (cfg.scheduler.kind, cfg.refresh.method) == ("auto", "none")
+
+
 def test_paths_expand_home_and_resolve_against_the_config_directory(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

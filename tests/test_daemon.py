@@ -157,6 +157,38 @@ def test_a_cycle_that_raises_does_not_stop_the_scheduler(
     assert "RuntimeError: bug number 2" in caplog.text  # the traceback is logged
 
 
+def test_a_file_the_target_cannot_be_read_from_is_logged_once_per_change_not_a_crash(
+    setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A bad value in the file fails every cycle until someone fixes it: one warning when it
+    starts (and one when the reason changes), not one per period, and never a crash."""
+    good = setup.sched.read_text()
+
+    def holding(value: str) -> str:
+        return good.replace("<queueMaxAMShareDefault>0.1<", f"<queueMaxAMShareDefault>{value}<")
+
+    setup.sched.write_text(holding("x"))
+    d = setup.daemon()
+    caplog.set_level(logging.INFO, logger="amtuner")
+    for _ in range(3):
+        d.run_cycle()
+    warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1, caplog.text
+    assert "scheduler-file" in warned[0].getMessage()
+    assert "holds 'x', not a number" in warned[0].getMessage()
+    assert setup.metric("amtuner_cycles_total", {"result": "crashed"}) == 0
+    assert setup.metric("amtuner_cycles_total", {"result": "error"}) == 3
+
+    setup.sched.write_text(holding("y"))
+    d.run_cycle()
+    d.run_cycle()
+    warned = [r for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 2 and "holds 'y'" in warned[1].getMessage(), caplog.text
+    setup.sched.write_text(good)
+    d.run_cycle()
+    assert setup.metric("amtuner_cycles_total", {"result": "applied"}) == 1
+
+
 @dataclass
 class SlowCycle:
     config: Config

@@ -2,27 +2,40 @@
 
 HA (yarn-facts §4.1): ``/ws/v1/cluster/info`` is never redirected by a standby, so its
 ``haState`` tells which RM is active without a redirect. The RM that answered last is asked first
-next time, so a steady cluster costs one info request plus the two scrapes. A standby's 307 is
-followed once: a second redirect means no RM is active (failover in progress, or the standby
-points at itself while it searches) and is reported as ``standby`` instead of being chased.
+next time, so a steady cluster costs one info request plus the two scrapes.
 
-Every request carries a ``(connect, read)`` timeout and never follows redirects on its own, so a
-broken RM costs a bounded time and no request leaves the configured RMs except the one redirect.
+Redirects (``RMWebAppFilter``, Hadoop 2.x-3.5): a standby answers 307 with a ``Location`` on the
+active RM, or, when it knows no active RM, 307 with a ``Refresh`` header and no ``Location``
+("Can not find any active RM"); that is reported as ``standby``, not as an HTTP error. A 307 is
+followed once and only to another configured RM (``rm.urls``, an HA peer), asked at its own
+configured base; one that points anywhere else is reported, not followed, so no request (and no
+``user.name``, SPNEGO token or client certificate) ever leaves the configured RMs. A second
+redirect means no RM is active (failover in progress) and is ``standby`` too. Which RM answered
+is remembered only as the first to probe next time: every observation re-reads ``haState``.
+
+Time and size: requests' read timeout bounds each socket read, not a whole request, so an RM that
+drips a byte a second would never time out. Every request of one observation therefore shares
+one wall-clock deadline, ``rm.connect_timeout_seconds + rm.read_timeout_seconds`` (the figure
+``amtuner run`` checks against the period): each request's timeouts are clipped to what is left,
+and the body is streamed one socket read at a time, each read given only the time that remains.
+A body larger than `MAX_BODY_BYTES` is refused as soon as it says or grows so.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import requests
+import urllib3
 
 from amtuner import __version__
-from amtuner.config import RMSettings
+from amtuner.config import RMEndpoint, RMSettings
 from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
 from amtuner.monitor.rest import (
     INFO_PATH,
@@ -38,6 +51,12 @@ from amtuner.monitor.webui import ClusterPage, parse_cluster_page
 log = logging.getLogger(__name__)
 
 WEBUI_PATH = "/cluster"
+MAX_BODY_BYTES = 32 * 1024 * 1024
+"""Largest answer read from an RM. The biggest is the scheduler document: Hadoop 3.5.0's
+CapacityScheduler writes about 8 KB per queue (16 KB for root and one leaf), so this holds some
+thousands of queues; a larger answer is a misbehaving server or a gateway's error stream."""
+_CHUNK = 64 * 1024
+_REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _T = TypeVar("_T")
 
 
@@ -78,7 +97,7 @@ def make_session(rm: RMSettings) -> requests.Session:
 
 
 class _Unreachable(Exception):
-    """This RM did not answer at all: try the next one."""
+    """This RM did not answer at all (or not in time): try the next one."""
 
     def __init__(self, reason: str, detail: str) -> None:
         super().__init__(detail)
@@ -94,15 +113,32 @@ class _RestUnavailable(Exception):
         self.status = status
 
 
-def _base_of(location: str, path: str) -> str:
-    """The RM base URL of a redirect target, keeping a gateway path prefix if there is one."""
-    parts = urlsplit(location)
-    prefix = parts.path[: -len(path)] if parts.path.endswith(path) else ""
-    return f"{parts.scheme}://{parts.netloc}{prefix}"
+@dataclass(frozen=True, slots=True)
+class _Answer:
+    """One RM answer, read whole within the deadline and the size cap."""
+
+    url: str
+    status: int
+    reason: str
+    headers: Mapping[str, str]
+    body: bytes
+
+    def snippet(self) -> str:
+        return " ".join(self.body[:160].decode("utf-8", errors="replace").split())
 
 
-def _snippet(resp: requests.Response) -> str:
-    return " ".join(resp.text[:160].split())
+def _place(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def _names(target: str, base: str, path: str) -> bool:
+    """Whether a redirect target is ``base + path`` (same scheme, host, port and path)."""
+    return (
+        _place(target) == _place(base)
+        and urlsplit(target).path.rstrip("/") == urlsplit(base).path + path
+    )
 
 
 class RMClient:
@@ -110,7 +146,7 @@ class RMClient:
 
     def __init__(
         self,
-        urls: Sequence[str],
+        urls: Sequence[str | RMEndpoint],
         session: requests.Session,
         *,
         connect_timeout_s: float = 3.0,
@@ -119,12 +155,20 @@ class RMClient:
         user_name: str | None = None,
         web_ui_fallback: bool = True,
         scheduler_hint: SchedulerKind | str | None = None,
+        web_ui_urls: Sequence[str] = (),
+        deadline_s: float | None = None,
+        max_body_bytes: int = MAX_BODY_BYTES,
     ) -> None:
         if not urls:
             raise ValueError("RMClient needs at least one RM URL")
-        self.urls = tuple(u.rstrip("/") for u in urls)
+        self.endpoints = tuple(RMEndpoint.of(u) if isinstance(u, str) else u for u in urls)
+        self.urls = tuple(e.url for e in self.endpoints)
+        self.web_ui_urls = tuple(u.rstrip("/") for u in web_ui_urls)
         self.session = session
         self.timeout = (connect_timeout_s, read_timeout_s)
+        self.deadline_s = connect_timeout_s + read_timeout_s if deadline_s is None else deadline_s
+        """Wall-clock budget of every request of one observation together."""
+        self.max_body_bytes = max_body_bytes
         self.clock = clock
         self.user_name = user_name
         self.web_ui_fallback = web_ui_fallback
@@ -133,6 +177,7 @@ class RMClient:
         )
         """The kind to assume when only the web UI answers and its page does not name one."""
         self.active_url: str | None = None
+        self._deadline = time.monotonic() + self.deadline_s
 
     @classmethod
     def from_settings(
@@ -152,12 +197,13 @@ class RMClient:
             user_name=rm.user_name,
             web_ui_fallback=rm.web_ui_fallback,
             scheduler_hint=scheduler_hint,
+            web_ui_urls=rm.web_ui_urls,
         )
 
     def observe(self, targets: Sequence[str] = ()) -> Observation:
         """P, R, memory and per-leaf-queue figures; raises ObservationError, never a partial."""
         wanted = tuple(targets)
-        return self._on_active(lambda base: self._observe_at(base, wanted))
+        return self._on_active(lambda rm: self._observe_at(rm, wanted))
 
     def scheduler_kind(self) -> SchedulerKind:
         """What ``scheduler.kind: auto`` resolves to (the paper's detect()), read from the RM."""
@@ -165,42 +211,43 @@ class RMClient:
 
     # HA: which RM to ask
 
-    def _on_active(self, fn: Callable[[str], _T]) -> _T:
-        order = list(self.urls)
+    def _on_active(self, fn: Callable[[RMEndpoint], _T]) -> _T:
+        self._deadline = time.monotonic() + self.deadline_s
+        order = list(self.endpoints)
         if self.active_url:
-            order = [self.active_url, *(u for u in order if u != self.active_url)]
+            order.sort(key=lambda e: e.url != self.active_url)
         failures: list[str] = []
         reasons: set[str] = set()
-        active: list[str] = []
-        others: list[str] = []
-        for i, base in enumerate(order):
+        active: list[RMEndpoint] = []
+        others: list[RMEndpoint] = []
+        for i, rm in enumerate(order):
             try:
-                state = self._ha_state(base)
+                state = self._ha_state(rm)
             except _Unreachable as exc:
                 failures.append(exc.detail)
                 reasons.add(exc.reason)
                 continue
             if state == "ACTIVE":
-                active.append(base)
+                active.append(rm)
                 others.extend(order[i + 1 :])  # not probed: only tried if the active one fails
                 break
-            others.append(base)
-        for base in active + others:
+            others.append(rm)
+        for rm in active + others:
             try:
-                return fn(base)
+                return fn(rm)
             except _Unreachable as exc:
                 failures.append(exc.detail)
                 reasons.add(exc.reason)
         reason = "timeout" if reasons == {"timeout"} else "rm-unreachable"
         raise ObservationError(reason, "no ResourceManager answered: " + "; ".join(failures))
 
-    def _ha_state(self, base: str) -> str:
-        """``haState`` from /ws/v1/cluster/info, or UNKNOWN when the RM does not say."""
-        resp = self._send(base + INFO_PATH, "application/json")
-        if resp.status_code != 200:
+    def _ha_state(self, rm: RMEndpoint) -> str:
+        """``haState`` from the REST ``/cluster/info``, or UNKNOWN when the RM does not say."""
+        resp = self._send(rm.rest + INFO_PATH, "application/json")
+        if resp.status != 200:
             return "UNKNOWN"
         try:
-            info = decode_json(resp.content, resp.headers.get("Content-Type", ""), resp.url)
+            info = decode_json(resp.body, resp.headers.get("Content-Type", ""), resp.url)
         except ObservationError:
             return "UNKNOWN"
         cluster = info.get("clusterInfo") if isinstance(info, dict) else None
@@ -209,15 +256,33 @@ class RMClient:
 
     # HTTP
 
-    def _send(self, url: str, accept: str) -> requests.Response:
+    def _send(self, url: str, accept: str) -> _Answer:
+        """One GET, never redirected, whole within what is left of the deadline and the cap."""
+        left = self._deadline - time.monotonic()
+        if left <= 0:
+            raise _Unreachable(
+                "timeout", f"{url}: not asked: the {self.deadline_s:g} s deadline had passed"
+            )
         params = {"user.name": self.user_name} if self.user_name else None
+        bodies: list[bytes] = []
+
+        def read(resp: requests.Response, *args: object, **kwargs: object) -> None:
+            # A response hook, so the body is read here, bounded, before requests would read a
+            # redirect's body whole on its own (Session.send consumes it to find ``next``).
+            try:
+                bodies.append(self._read_body(resp))
+            finally:
+                resp.close()
+
         try:
-            return self.session.get(
+            resp = self.session.get(
                 url,
                 params=params,
                 headers={"Accept": accept},
-                timeout=self.timeout,
+                timeout=(min(self.timeout[0], left), min(self.timeout[1], left)),
                 allow_redirects=False,
+                stream=True,
+                hooks={"response": read},
             )
         except requests.Timeout as exc:
             raise _Unreachable("timeout", f"{url}: timed out ({type(exc).__name__})") from exc
@@ -225,85 +290,182 @@ class RMClient:
             raise _Unreachable("rm-unreachable", f"{url}: {type(exc).__name__}: {exc}") from exc
         except OSError as exc:  # e.g. an unreadable client certificate file
             raise ObservationError("auth", f"{url}: TLS setup failed: {exc}") from exc
+        return _Answer(resp.url, resp.status_code, resp.reason or "", resp.headers, bodies[-1])
 
-    def _get(self, base: str, path: str, accept: str) -> tuple[requests.Response, str]:
-        """GET base+path, following one standby redirect; returns the answer and its RM base."""
+    def _read_body(self, resp: requests.Response) -> bytes:
+        url = resp.url
+        declared = resp.headers.get("Content-Length", "").strip()
+        if declared.isdigit() and int(declared) > self.max_body_bytes:
+            raise self._too_large(url, f"says Content-Length {declared}")
+        raw = resp.raw
+        conn = getattr(raw, "connection", None)
+        sock = getattr(conn, "sock", None)
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            left = self._deadline - time.monotonic()
+            if left <= 0:
+                raise _Unreachable(
+                    "timeout",
+                    f"{url}: the answer was not whole within the {self.deadline_s:g} s deadline "
+                    f"({size} bytes read; a slow-drip RM or link?)",
+                )
+            if sock is not None:  # this socket read gets only the time that is left
+                sock.settimeout(min(self.timeout[1], left))
+            try:
+                chunk = raw.read1(_CHUNK, decode_content=True)
+            except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as exc:
+                raise _Unreachable(
+                    "timeout",
+                    f"{url}: the answer stalled after {size} bytes (read timeout, or the "
+                    f"{self.deadline_s:g} s deadline)",
+                ) from exc
+            except (urllib3.exceptions.HTTPError, OSError) as exc:
+                raise _Unreachable(
+                    "rm-unreachable", f"{url}: body broke off after {size} bytes: {exc}"
+                ) from exc
+            if not chunk:
+                return b"".join(chunks)
+            size += len(chunk)
+            if size > self.max_body_bytes:
+                raise self._too_large(url, "kept sending")
+            chunks.append(chunk)
+
+    def _too_large(self, url: str, how: str) -> ObservationError:
+        return ObservationError(
+            "bad-response",
+            f"{url}: answer larger than the {self.max_body_bytes} byte cap ({how}); refused",
+        )
+
+    def _web_bases(self, rm: RMEndpoint) -> list[str]:
+        if self.web_ui_urls:
+            return list(self.web_ui_urls)
+        return [rm.web] if rm.web else []
+
+    def _peer(self, target: str, path: str, *, rest: bool) -> str | None:
+        """The configured base a redirect target names, if it names one; never another host."""
+        if rest:
+            bases = [e.rest for e in self.endpoints]
+        else:
+            bases = [*self.web_ui_urls, *(e.web for e in self.endpoints if e.web)]
+        return next((b for b in bases if _names(target, b, path)), None)
+
+    def _get(self, base: str, path: str, accept: str, *, rest: bool) -> tuple[_Answer, str]:
+        """GET base+path, following one standby redirect to a configured RM; returns the answer
+        and the base that gave it."""
         url = base + path
         resp = self._send(url, accept)
-        if not resp.is_redirect:
+        if resp.status not in _REDIRECTS:
             return resp, base
-        target = urljoin(url, resp.headers["Location"])
-        if resp.status_code != 307:
+        location = resp.headers.get("Location")
+        if not location:
+            if resp.status == 307:
+                raise ObservationError(
+                    "standby",
+                    f"{url}: a standby RM that knows of no active RM (HTTP 307 without "
+                    f"Location, Refresh: {resp.headers.get('Refresh', '-')}): {resp.snippet()}",
+                )
+            return resp, base  # reported by _checked as the HTTP error it is
+        target = urljoin(url, location)
+        if resp.status != 307:
             # A standby RM only ever answers 307; anything else is a gateway (e.g. a 302 to an
             # SSO login page) or a scheme change, and credentials must not follow it blindly.
             raise ObservationError(
                 "http-error",
-                f"{url}: HTTP {resp.status_code} redirect to {target}, not a standby RM's 307 "
+                f"{url}: HTTP {resp.status} redirect to {target}, not a standby RM's 307 "
                 "(a gateway's login page, or http:// where the RM wants https://?)",
             )
-        new_base = _base_of(target, path)
+        peer = self._peer(target, path, rest=rest)
+        if peer is None:
+            raise ObservationError(
+                "standby",
+                f"{url}: a standby RM redirects to {target}, which is not one of the configured "
+                f"RMs ({', '.join(self.urls)}); not followed: list the active RM in rm.urls",
+            )
         log.info("%s redirected to %s (standby RM)", url, target)
-        again = self._send(new_base + path, accept)
-        if again.is_redirect:
+        again = self._send(peer + path, accept)
+        if again.status in _REDIRECTS:
             raise ObservationError(
                 "standby",
                 f"standby loop: {url} redirected to {target}, which redirected again to "
-                f"{again.headers['Location']} ({_snippet(again)}); no active RM answered",
+                f"{again.headers.get('Location', '(no Location)')} ({again.snippet()}); "
+                "no active RM answered",
             )
-        return again, new_base
+        return again, peer
 
-    def _checked(self, resp: requests.Response, *, rest: bool) -> requests.Response:
-        if resp.status_code == 200:
+    def _checked(self, resp: _Answer, *, rest: bool) -> _Answer:
+        if resp.status == 200:
             return resp
-        if resp.status_code == 401:
+        if resp.status == 401:
             raise ObservationError(
                 "auth",
                 f"{resp.url}: HTTP 401 Unauthorized (Kerberos ticket expired, or simple auth "
                 "needs rm.user_name?)",
             )
-        if rest and resp.status_code in (403, 404):
-            raise _RestUnavailable(resp.url, resp.status_code)
-        label = "auth" if resp.status_code == 403 else "http-error"
+        if rest and resp.status in (403, 404):
+            raise _RestUnavailable(resp.url, resp.status)
+        label = "auth" if resp.status == 403 else "http-error"
         raise ObservationError(
-            label, f"{resp.url}: HTTP {resp.status_code} {resp.reason}: {_snippet(resp)}"
+            label, f"{resp.url}: HTTP {resp.status} {resp.reason}: {resp.snippet()}"
         )
 
-    def _get_json(self, base: str, path: str) -> tuple[Any, str]:
-        resp, answered = self._get(base, path, "application/json")
+    def _get_json(self, rm: RMEndpoint, path: str) -> tuple[Any, RMEndpoint]:
+        resp, answered = self._get(rm.rest, path, "application/json", rest=True)
         self._checked(resp, rest=True)
-        return decode_json(resp.content, resp.headers.get("Content-Type", ""), resp.url), answered
+        doc = decode_json(resp.body, resp.headers.get("Content-Type", ""), resp.url)
+        return doc, next(e for e in self.endpoints if e.rest == answered)
 
-    def _get_page(self, base: str) -> tuple[ClusterPage, str]:
-        resp, answered = self._get(base, WEBUI_PATH, "text/html")
-        self._checked(resp, rest=False)
-        return parse_cluster_page(resp.content, resp.url), answered
+    def _get_page(self, rm: RMEndpoint, why: Exception) -> tuple[ClusterPage, str]:
+        """The /cluster page from the first web UI base that answers; returns it and its base."""
+        bases = self._web_bases(rm)
+        if not bases:
+            raise ObservationError(
+                "auth" if isinstance(why, _RestUnavailable) and why.status == 403 else "http-error",
+                f"{why}; no web UI is known for {rm.url} (a gateway's REST path): "
+                "name one in rm.web_ui_urls",
+            )
+        failures: list[str] = []
+        for base in bases:
+            try:
+                resp, answered = self._get(base, WEBUI_PATH, "text/html", rest=False)
+            except _Unreachable as exc:
+                failures.append(exc.detail)
+                continue
+            self._checked(resp, rest=False)
+            return parse_cluster_page(resp.body, resp.url), answered
+        raise _Unreachable("rm-unreachable", "; ".join(failures))
+
+    def _remember(self, rm: RMEndpoint, web_base: str | None = None) -> None:
+        """The RM to probe first next time: the configured entry that answered."""
+        by_web = next((e for e in self.endpoints if web_base and e.web == web_base), None)
+        self.active_url = (by_web or rm).url
 
     # What to read
 
-    def _observe_at(self, base: str, targets: tuple[str, ...]) -> Observation:
+    def _observe_at(self, rm: RMEndpoint, targets: tuple[str, ...]) -> Observation:
         now = self.clock()
         try:
-            metrics, answered = self._get_json(base, METRICS_PATH)
+            metrics, answered = self._get_json(rm, METRICS_PATH)
         except _RestUnavailable as exc:
-            return self._observe_webui(base, targets, now, exc)
+            return self._observe_webui(rm, targets, now, exc)
         try:
             scheduler, answered = self._get_json(answered, SCHEDULER_PATH)
         except _RestUnavailable as exc:
             raise ObservationError("http-error", f"{exc} after the metrics answered") from exc
-        source = f"rest {answered}"
+        source = f"rest {answered.url}"
         obs = build_observation(metrics, scheduler, time=now, source=source, targets=targets)
-        self.active_url = answered
+        self._remember(answered)
         return obs
 
     def _observe_webui(
-        self, base: str, targets: tuple[str, ...], now: float, why: _RestUnavailable
+        self, rm: RMEndpoint, targets: tuple[str, ...], now: float, why: _RestUnavailable
     ) -> Observation:
         if not self.web_ui_fallback:
             raise ObservationError(
                 "auth" if why.status == 403 else "http-error",
                 f"{why}; the REST API is unavailable and rm.web_ui_fallback is off",
             )
-        page, answered = self._get_page(base)
+        page, answered = self._get_page(rm, why)
         source = f"webui {answered}"
         named = [t for t in targets if t != GLOBAL_TARGET]
         if named:
@@ -322,7 +484,7 @@ class RMClient:
             )
         m = page.metrics
         log.debug("REST unavailable (%s); observed %s", why, source)
-        self.active_url = answered
+        self._remember(rm, answered)
         return Observation(
             time=now,
             scheduler=kind,
@@ -335,19 +497,20 @@ class RMClient:
             source=source,
         )
 
-    def _kind_at(self, base: str) -> SchedulerKind:
+    def _kind_at(self, rm: RMEndpoint) -> SchedulerKind:
         try:
-            doc, answered = self._get_json(base, SCHEDULER_PATH)
-            kind = scheduler_kind_of(doc, f"{answered}{SCHEDULER_PATH}")
+            doc, answered = self._get_json(rm, SCHEDULER_PATH)
+            kind = scheduler_kind_of(doc, f"{answered.rest}{SCHEDULER_PATH}")
+            self._remember(answered)
         except _RestUnavailable as exc:
             if not self.web_ui_fallback:
                 raise ObservationError("http-error", f"{exc}; rm.web_ui_fallback is off") from exc
-            page, answered = self._get_page(base)
+            page, base = self._get_page(rm, exc)
             if page.scheduler is None:
                 raise ObservationError(
                     "bad-response",
-                    f"{exc}, and {answered}{WEBUI_PATH} does not name the scheduler",
+                    f"{exc}, and {base}{WEBUI_PATH} does not name the scheduler",
                 ) from exc
             kind = page.scheduler
-        self.active_url = answered
+            self._remember(rm, base)
         return kind

@@ -62,9 +62,10 @@ class ObservationError(Exception):
         self.message = message
 
 
-METRICS_PATH = "/ws/v1/cluster/metrics"
-SCHEDULER_PATH = "/ws/v1/cluster/scheduler"
-INFO_PATH = "/ws/v1/cluster/info"
+# Below an RM's REST base (``http://rm:8088/ws/v1``, or a gateway's path for it: `RMEndpoint`).
+METRICS_PATH = "/cluster/metrics"
+SCHEDULER_PATH = "/cluster/scheduler"
+INFO_PATH = "/cluster/info"
 
 _CS_LEAF_TYPE = "capacitySchedulerLeafQueueInfo"
 _FS_LEAF_TYPE = "fairSchedulerLeafQueueInfo"

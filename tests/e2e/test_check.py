@@ -68,3 +68,30 @@ def test_unreachable_rm_and_bad_config(tmp_path: Path) -> None:
     run = amtuner("check", "--config", str(bad))
     assert run.returncode == 2
     assert "controller.t2" in run.stdout
+
+
+def test_a_capacity_scheduler_without_refresh_is_refused(tmp_path: Path) -> None:
+    """kind auto resolves to capacity only once the RM answers; a CapacityScheduler never
+    reloads its file by itself, so `refresh.method: none` would write changes the RM never
+    loads. `check` and `once` both refuse it (exit 2), naming the key; nothing is written."""
+    from amtuner.demo import running_sim
+    from amtuner.sim.simulation import default_scheduler_config
+
+    sched = tmp_path / "conf" / "capacity-scheduler.xml"
+    sched.parent.mkdir()
+    sched.write_bytes(default_scheduler_config("capacity", ["root.default"], am_share=0.1))
+    before = sched.read_bytes()
+    argv = ["--scheduler", "capacity", "--workload", "paper:mixed", "--port", "0",
+            "--speed", "20", "--scheduler-config", str(sched)]
+    with running_sim(argv) as (url, _):
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]},
+            scheduler={"kind": "auto", "config_file": str(sched)}, refresh={"method": "none"},
+        )
+        for command in ("check", "once"):
+            run = amtuner(command, "--config", str(cfg))
+            out = run.stdout + run.stderr
+            assert run.returncode == 2, out
+            assert "refresh.method" in out and "never reloads" in out, out
+            assert "Traceback" not in out, out
+    assert sched.read_bytes() == before

@@ -266,3 +266,38 @@ def test_file_edited_between_read_and_write(tmp_path: Path, canned_rm, fair_file
     assert "changed on disk" in report.message
     assert fair_file.read_bytes() == admins
     assert states == seeded
+
+
+@pytest.mark.parametrize(
+    ("body", "targets", "reason"),
+    [
+        ('<queue name="other"/>', ["root.default"], "is not declared in the file"),
+        ('<queue name="default"><queue name="c"/></queue>', ["root.default"], "parent queue"),
+        ('<queue name="root.default"/>', ["root.default"], "is not declared in the file"),
+        ("<queue name=\"default\"><maxAMShare>abc</maxAMShare></queue>", ["root.default"],
+         "holds 'abc', not a number"),
+        ("<queueMaxAMShareDefault>x</queueMaxAMShareDefault>", [], "holds 'x', not a number"),
+    ],
+    ids=["undeclared", "parent", "dotted", "queue-not-a-number", "global-not-a-number"],
+)
+def test_a_target_the_file_cannot_hold_is_a_clean_file_error(
+    tmp_path: Path, canned_rm, body: str, targets: list[str], reason: str
+) -> None:
+    """The RM has root.default as a leaf; the file does not, or holds no number for it. `once`
+    and `check` both say why and exit 4; neither shows a traceback nor writes."""
+    sched = tmp_path / "fair-scheduler.xml"
+    sched.write_text(f'<?xml version="1.0"?>\n<allocations>\n  {body}\n</allocations>\n')
+    before = sched.read_bytes()
+    cfg = write_config(
+        tmp_path / "amtuner.yaml", rm={"urls": [canned_rm(healthy)]},
+        scheduler={"kind": "fair", "config_file": str(sched), "targets": targets},
+        refresh={"method": "none"},
+    )
+    seed_state(tmp_path / "state.json")
+    for command in ("once", "check"):
+        run = amtuner(command, "--config", str(cfg))
+        out = run.stdout + run.stderr
+        assert run.returncode == 4, out
+        assert reason in out and "Traceback" not in out, out
+    assert "error     scheduler-file: " in amtuner("once", "--config", str(cfg)).stdout
+    assert sched.read_bytes() == before

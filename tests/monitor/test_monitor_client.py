@@ -157,27 +157,49 @@ def test_active_preferred_over_standby_listed_first(rm_factory: Callable[[], Fak
     assert standby.requests == [] and active.paths()[-3] == "/ws/v1/cluster/info"
 
 
-def test_standby_redirect_followed_once(rm_factory: Callable[[], FakeRM]) -> None:
+def test_standby_redirect_followed_once_to_a_configured_peer(
+    rm_factory: Callable[[], FakeRM],
+) -> None:
     active = rm_factory().active()
     standby = rm_factory().standby_of(active)
-    c = client(standby.url)  # the active RM is not even configured
+    standby.routes["/ws/v1/cluster/info"] = info("ACTIVE")  # failed over since it said so
+    c = client(standby.url, active.url, user_name="amtuner")
     obs = c.observe()
     assert obs.source == f"rest {active.url}" and c.active_url == active.url
     assert standby.paths() == ["/ws/v1/cluster/info", "/ws/v1/cluster/metrics"]
     assert active.paths() == ["/ws/v1/cluster/metrics", "/ws/v1/cluster/scheduler"]
+    assert all(p.endswith("?user.name=amtuner") for p in active.requests)
     c.observe()
     assert active.paths()[2] == "/ws/v1/cluster/info" and len(standby.requests) == 2
 
 
-def test_standby_loop(rm_factory: Callable[[], FakeRM]) -> None:
-    a, b = rm_factory(), rm_factory()
-    a.standby_of(b)
-    b.standby_of(a)
+def test_redirect_to_an_unconfigured_host_is_not_followed(
+    rm_factory: Callable[[], FakeRM],
+) -> None:
+    """A standby's Location naming any RM not in rm.urls is reported, not followed: no request,
+    no user.name and no credentials go to it."""
+    elsewhere = rm_factory().active()
+    standby = rm_factory().standby_of(elsewhere)
+    c = client(standby.url, user_name="amtuner")
     with pytest.raises(ObservationError) as err:
-        client(a.url, b.url).observe()
-    assert err.value.reason == "standby"
-    assert "standby loop" in err.value.message and a.url in err.value.message
-    assert b.url in err.value.message and "This is standby RM" in err.value.message
+        c.observe()
+    assert err.value.reason == "standby" and "not one of the configured RMs" in err.value.message
+    assert elsewhere.url in err.value.message
+    assert elsewhere.requests == [] and c.active_url is None
+
+
+def test_redirect_to_another_path_of_a_configured_host_is_not_followed(
+    rm_factory: Callable[[], FakeRM],
+) -> None:
+    rm = rm_factory().active()
+    standby = rm_factory()
+    standby.routes["/ws/v1/cluster/info"] = info("ACTIVE")  # stale: asked first, then 307s
+    location = f"{rm.url}/proxy/ws/v1/cluster/metrics"
+    standby.routes["/ws/v1/cluster/metrics"] = (307, {"Location": location}, b"")
+    with pytest.raises(ObservationError) as err:
+        client(standby.url, rm.url).observe()
+    assert err.value.reason == "standby" and location in err.value.message
+    assert rm.requests == []
 
 
 def test_dead_url_first(rm_factory: Callable[[], FakeRM], dead_url: str) -> None:
@@ -242,8 +264,8 @@ def test_web_ui_through_standby_and_with_hint(rm_factory: Callable[[], FakeRM]) 
     active.routes["/cluster"] = (200, {"Content-Type": "text/html"}, data("cluster-2.7.html"))
     standby = rm_factory().standby_of(active)
     with pytest.raises(ObservationError, match=r"set scheduler\.kind"):
-        client(standby.url).observe()
-    obs = client(standby.url, scheduler_hint="fair").observe()
+        client(standby.url, active.url).observe()
+    obs = client(standby.url, active.url, scheduler_hint="fair").observe()
     assert obs.scheduler is SchedulerKind.FAIR and obs.source == f"webui {active.url}"
     assert (obs.pending_apps, obs.running_apps, obs.memory_total_mb) == (4, 2, 24576)
 
@@ -310,7 +332,9 @@ def test_from_settings_timeouts_on_every_request(
     active = rm_factory().active()
     standby = rm_factory().standby_of(active)
     settings = RMSettings(
-        urls=(dead_url, standby.url), connect_timeout_seconds=1.5, read_timeout_seconds=2.5
+        urls=(dead_url, standby.url, active.url),
+        connect_timeout_seconds=1.5,
+        read_timeout_seconds=2.5,
     )
     session = RecordingSession()
     c = RMClient.from_settings(settings, session, clock=lambda: 1.0)
@@ -340,18 +364,51 @@ def test_make_session_kerberos_needs_the_extra() -> None:
         assert make_session(RMSettings(kerberos=True)).auth is not None
 
 
-def test_no_active_rm_self_redirect(rm_factory: Callable[[], FakeRM]) -> None:
-    """A standby that finds no active RM 307s to itself with a Refresh header (§4.1)."""
+def searching(rm: FakeRM) -> Callable[[str], Reply]:
+    """What ``RMWebAppFilter`` (Hadoop 2.x-3.5) answers on a standby that knows no active RM:
+    307 with a ``Refresh`` header back to itself and no ``Location``."""
+
+    def reply(path_qs: str) -> Reply:
+        sep = "&" if "?" in path_qs else "?"
+        headers = {
+            "Refresh": f"3;url={rm.url}{path_qs}{sep}next.fresh.interval=1",
+            "Content-Type": "text/plain;charset=utf-8",
+        }
+        body = (
+            b"Can not find any active RM. Will retry in next 3 seconds.\n"
+            b"HA Zookeeper Connection State: CONNECTED\n"
+        )
+        return 307, headers, body
+
+    return reply
+
+
+def test_no_active_rm_307_without_location_is_standby(rm_factory: Callable[[], FakeRM]) -> None:
+    a, b = rm_factory(), rm_factory()
+    for rm in (a, b):
+        rm.routes = {
+            "/ws/v1/cluster/info": info("STANDBY"),
+            "/ws/v1/cluster/metrics": searching(rm),
+        }
+        rm.routes["/cluster"] = searching(rm)
+    with pytest.raises(ObservationError) as err:
+        client(a.url, b.url).observe()
+    assert err.value.reason == "standby" and "Can not find any active RM" in err.value.message
+    assert "without Location" in err.value.message and "next.fresh.interval" in err.value.message
+    assert a.paths().count("/ws/v1/cluster/metrics") == 1 and "/cluster" not in a.paths()
+
+
+def test_standby_self_redirect_is_a_loop(rm_factory: Callable[[], FakeRM]) -> None:
+    """A standby whose Location names itself: followed once (it is configured), then a loop."""
     rm = rm_factory()
 
-    def searching(path_qs: str) -> Reply:
-        headers = {"Location": f"{rm.url}{path_qs}", "Refresh": "3;url=x?next.fresh.interval=3"}
-        return 307, headers, b"Can not find any active RM. Will retry in next 3 seconds."
+    def itself(path_qs: str) -> Reply:
+        return 307, {"Location": f"{rm.url}{path_qs}"}, b"This is standby RM."
 
-    rm.routes = {"/ws/v1/cluster/info": info("STANDBY"), "/ws/v1/cluster/metrics": searching}
+    rm.routes = {"/ws/v1/cluster/info": info("STANDBY"), "/ws/v1/cluster/metrics": itself}
     with pytest.raises(ObservationError) as err:
         client(rm.url).observe()
-    assert err.value.reason == "standby" and "Can not find any active RM" in err.value.message
+    assert err.value.reason == "standby" and "standby loop" in err.value.message
     assert rm.paths().count("/ws/v1/cluster/metrics") == 2
 
 
@@ -363,3 +420,56 @@ def test_non_307_redirect_is_not_followed(rm_factory: Callable[[], FakeRM]) -> N
         client(rm.url).observe()
     assert err.value.reason == "http-error" and "302 redirect to " + sso in err.value.message
     assert rm.paths()[-1] == "/ws/v1/cluster/metrics"
+
+
+KNOX_REST = "/gateway/default/resourcemanager/v1"
+KNOX_WEB = "/gateway/default/yarn"
+
+
+def knox(rm: FakeRM) -> FakeRM:
+    """Knox's RESOURCEMANAGER service maps .../resourcemanager/v1/cluster/* to /ws/v1/cluster/*
+    and its YARNUI service .../yarn/* to the RM's web UI."""
+    rm.routes = {
+        f"{KNOX_REST}/cluster/info": info("ACTIVE"),
+        f"{KNOX_REST}/cluster/metrics": METRICS,
+        f"{KNOX_REST}/cluster/scheduler": SCHEDULER,
+        f"{KNOX_WEB}/cluster": (200, {"Content-Type": "text/html"}, data("cluster-3.3.html")),
+    }
+    return rm
+
+
+def test_url_naming_a_gateways_rest_base(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = knox(rm_factory())
+    c = client(rm.url + KNOX_REST + "/")
+    obs = c.observe(["root.prod.etl"])
+    assert obs.source == f"rest {rm.url}{KNOX_REST}" and c.active_url == rm.url + KNOX_REST
+    assert rm.paths() == [f"{KNOX_REST}/cluster/{p}" for p in ("info", "metrics", "scheduler")]
+    assert c.scheduler_kind() is SchedulerKind.FAIR
+
+
+def test_url_naming_the_rms_own_rest_base(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = rm_factory().active()
+    rm.routes["/cluster"] = (200, {"Content-Type": "text/html"}, data("cluster-3.3.html"))
+    c = client(rm.url + "/ws/v1")
+    assert c.observe().source == f"rest {rm.url}/ws/v1"
+    # Its web UI is the RM itself: the fallback reads /cluster there.
+    del rm.routes["/ws/v1/cluster/metrics"]
+    assert c.observe().source == f"webui {rm.url}"
+
+
+def test_gateway_web_ui_fallback(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = knox(rm_factory())
+    rm.routes[f"{KNOX_REST}/cluster/metrics"] = (403, {}, b"blocked by the topology's ACL")
+    with pytest.raises(ObservationError) as err:
+        client(rm.url + KNOX_REST).observe()
+    assert err.value.reason == "auth" and "rm.web_ui_urls" in err.value.message
+    obs = client(rm.url + KNOX_REST, web_ui_urls=[rm.url + KNOX_WEB]).observe()
+    assert obs.source == f"webui {rm.url}{KNOX_WEB}" and obs.pending_apps == 3
+
+
+def test_from_settings_reads_web_ui_urls(rm_factory: Callable[[], FakeRM]) -> None:
+    rm = knox(rm_factory())
+    rm.routes[f"{KNOX_REST}/cluster/metrics"] = (404, {}, b"no")
+    settings = RMSettings(urls=(rm.url + KNOX_REST,), web_ui_urls=(rm.url + KNOX_WEB,))
+    obs = RMClient.from_settings(settings, requests.Session()).observe()
+    assert obs.source == f"webui {rm.url}{KNOX_WEB}"

@@ -24,7 +24,7 @@ def test_observation_matches_the_simulated_cluster(kind: SchedulerKind) -> None:
         SimServer(sim, speed=1e-9) as active,
         SimServer(sim, options=FaceOptions(standby_of=active.url), speed=1e-9) as standby,
     ):
-        client = RMClient([standby.url], requests.Session())
+        client = RMClient([standby.url, active.url], requests.Session())
         obs = client.observe([leaves[0].path])
         assert client.scheduler_kind() is kind
     assert obs.scheduler is kind and obs.source == f"rest {active.url}"
