@@ -518,6 +518,28 @@ def _read_mapping(
     return values
 
 
+def refresh_mismatch(kind: str, method: str) -> str | None:
+    """Why ``refresh.method`` cannot make a scheduler of this kind load a change, or None.
+
+    The one home of the rule: config validation applies it where ``scheduler.kind`` names the
+    scheduler; with ``auto``, `amtuner check` and the cycle apply it to the one the RM runs.
+    A CapacityScheduler reloads its file only when told to (``AdminService.refreshQueues``, i.e.
+    ``yarn rmadmin -refreshQueues``); only the FairScheduler's ``AllocationFileLoaderService``
+    polls its file. The mutation API (``scheduler-conf``) exists only for the CapacityScheduler.
+    """
+    if kind == "capacity" and method == "none":
+        return (
+            "'none' changes nothing on a CapacityScheduler: it never reloads its file by itself "
+            "(only on `yarn rmadmin -refreshQueues`); use 'command' or 'rest'"
+        )
+    if kind == "fair" and method == "rest":
+        return (
+            "'rest' (PUT /ws/v1/cluster/scheduler-conf) exists only for the CapacityScheduler; "
+            "use 'none' (the FairScheduler reloads its file) or 'command'"
+        )
+    return None
+
+
 def _cross_checks(c: _Checker, cfg: Config) -> None:
     """Rules between keys; run only when every key passed its own check."""
     ctl = cfg.controller
@@ -536,12 +558,10 @@ def _cross_checks(c: _Checker, cfg: Config) -> None:
             f"must be less than t1 ({ctl.t1:g}) or over-allocation case 2 can never fire, "
             f"got {ctl.t3:g}",
         )
-    if cfg.scheduler.kind == "fair" and cfg.refresh.method == "rest":
-        c.fail(
-            ("refresh", "method"),
-            "'rest' (PUT /ws/v1/cluster/scheduler-conf) exists only for the CapacityScheduler; "
-            "use 'none' (the FairScheduler reloads its file) or 'command'",
-        )
+    if cfg.scheduler.kind != "auto":
+        unusable = refresh_mismatch(cfg.scheduler.kind, cfg.refresh.method)
+        if unusable is not None:
+            c.fail(("refresh", "method"), unusable)
     if cfg.refresh.method == "rest":
         for i, url in enumerate(cfg.rm.urls):
             if RMEndpoint.of(url).rest != url + REST_SUFFIX:
