@@ -18,6 +18,7 @@ from amtuner.controller import Policy, get_policy
 from amtuner.executor import (
     ConcurrentEditError,
     ExecutorError,
+    NoRefresh,
     Refresher,
     RefreshError,
     RestRefresher,
@@ -79,6 +80,14 @@ def _error_label(exc: ExecutorError) -> str:
     return "scheduler-file"
 
 
+def _method_of(refresher: Refresher) -> str:
+    """The ``refresh.method`` a refresher stands for (the simulator hands in its own, which
+    tells its simulated RM to reload as a command would)."""
+    if isinstance(refresher, NoRefresh):
+        return "none"
+    return "rest" if isinstance(refresher, RestRefresher) else "command"
+
+
 @dataclass
 class Cycle:
     """Observe → decide per target → guard → apply (or show). Never raises for an RM or file
@@ -123,7 +132,7 @@ class Cycle:
                 f"config says scheduler.kind {cfg.scheduler.kind} but the RM runs the {kind} "
                 "scheduler; nothing changed",
             )
-        unusable = refresh_mismatch(kind, cfg.refresh.method)
+        unusable = refresh_mismatch(kind, _method_of(self.refresher))
         if unusable is not None:
             return failed("refresh-unusable", f"refresh.method: {unusable}; nothing changed")
         # Without a file, a CapacityScheduler's mutable store is the configuration (refresh rest).

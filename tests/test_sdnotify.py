@@ -130,7 +130,7 @@ def test_amtuner_run_tells_systemd_ready_status_watchdog_and_stopping(tmp_path: 
                 {
                     "rm": {"urls": [url]},
                     "scheduler": {"kind": "capacity", "config_file": str(sched)},
-                    "refresh": {"method": "none"},
+                    "refresh": {"method": "command"},  # dry run: named, never run
                     "controller": {"period_seconds": 2},
                     "metrics": {"enabled": False},
                     "dry_run": True,
