@@ -313,7 +313,11 @@ class RMClient:
             if sock is not None:  # this socket read gets only the time that is left
                 sock.settimeout(min(self.timeout[1], left))
             try:
-                chunk = raw.read1(_CHUNK, decode_content=True)
+                chunk = (
+                    raw.read1(_CHUNK, decode_content=True)
+                    if isinstance(raw, urllib3.response.BaseHTTPResponse)
+                    else raw.read(_CHUNK)  # an in-process transport's file object (SimAdapter)
+                )
             except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as exc:
                 raise _Unreachable(
                     "timeout",
