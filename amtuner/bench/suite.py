@@ -48,8 +48,8 @@ from amtuner.sim.control import PERIOD_S
 from amtuner.sim.spec import Workload
 from amtuner.sim.workload import PAPER_GROUPS, describe, load_workload
 
-SHARED = Path(__file__).resolve().parents[3] / "shared"
-"""The team's read-only fixtures beside the checkout; the trace workloads are skipped without."""
+SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"
+"""The fixtures copied into the repository (tests/data/shared, each with its source and licence)."""
 SWIM_TRACE = Path("fixtures/traces/FB-2009_samples_24_times_1hr_0.tsv")
 SLS_TRACE = Path("fixtures/sls/inputsls.json")
 RUMEN_TRACE = Path("fixtures/sls/2jobs2min-rumen-jh.json")
