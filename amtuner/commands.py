@@ -7,7 +7,8 @@ Exit codes (the same for every command that touches an RM; documented in the REA
     2  usage error or invalid configuration
     3  the RM could not be observed (unreachable, standby only, garbage); nothing changed
     4  the scheduler file could not be read, edited or written; nothing changed
-    5  the refresh failed; the previous scheduler file was restored
+    5  the refresh failed; the previous scheduler file was restored and refreshed again
+    6  the change was applied, but its audit line or the state file could not be written
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ EXIT_CONFIG = 2
 EXIT_RM = 3
 EXIT_FILE = 4
 EXIT_REFRESH = 5
+EXIT_RECORD = 6
 
 log = logging.getLogger(__name__)
 
@@ -99,21 +101,28 @@ def build_cycle(cfg: Config) -> Cycle:
     return Cycle(config=cfg, monitor=monitor, refresher=refresher)
 
 
+STARTUP_ERRORS = (ConfigError, StateError, ObservationError, ExecutorError)
+"""What can stop a command before its first cycle: the config, the state file, or a session or
+refresher that cannot be built from them (the Kerberos extra missing, no CA bundle). Exit 2, so
+systemd does not restart a service that cannot start."""
+
+
 def cmd_once(args: argparse.Namespace) -> int:
     try:
         cfg = _load(args)
         states = load_states(cfg.state_file)
-    except (ConfigError, StateError) as exc:
+        cycle = build_cycle(cfg)
+    except STARTUP_ERRORS as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         return EXIT_CONFIG
-    report, new_states = build_cycle(cfg).run(states)
+    report, new_states = cycle.run(states)
     print_report(report)
     code = exit_code(report)
     try:
         audit.record(cfg.audit_log, report, states, unit_mb=cfg.controller.unit_mb)
     except audit.AuditError as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
-        code = EXIT_FILE
+        code = code or EXIT_RECORD
     if not cfg.dry_run:
         # A failed or paused cycle keeps the controller where it was, but `status` should
         # still say what happened last.
@@ -122,7 +131,7 @@ def cmd_once(args: argparse.Namespace) -> int:
             save_states(cfg.state_file, kept, summarize(report, new_states))
         except StateError as exc:
             print(f"amtuner: {exc}", file=sys.stderr)
-            return code or EXIT_FILE
+            return code or EXIT_RECORD
     return code
 
 
@@ -133,7 +142,11 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"config    INVALID: {exc}")
         return EXIT_CONFIG
     print(f"config    ok: {args.config}")
-    session = make_session(cfg.rm)
+    try:
+        session = make_session(cfg.rm)
+    except ObservationError as exc:
+        print(f"rm        UNUSABLE ({exc.reason}): {exc}")
+        return EXIT_CONFIG
     client = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
     targets = [t for t in cfg.scheduler.targets if t != GLOBAL_TARGET]
     try:

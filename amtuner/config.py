@@ -20,7 +20,8 @@ Choices the loader makes (also in config.example.yaml):
   `parse_config` without ``base_dir``. Paths need not exist yet: ``amtuner check`` looks at them.
 * ``rm.urls`` lose a trailing ``/``; an entry is an RM (``/ws/v1`` follows) or, with a path ending
   in ``/v1``, a REST base such as a gateway's (`RMEndpoint`).
-* Ranges: ``0 <= a_min < a_max <= 1``; ``0 < step <= a_max - a_min``; ``t1``, ``t2``, ``t3`` in
+* Durations (timeouts, period, hold-off) are at most a day (`MAX_SECONDS`). Ranges:
+  ``0 <= a_min < a_max <= 1``; ``0 < step <= a_max - a_min``; ``t1``, ``t2``, ``t3`` in
   (0, 1] with ``t3 < t1`` (otherwise the paper's over-allocation case 2, which needs
   ``T3 < M_used/M_total < T1``, can never fire).
 """
@@ -403,14 +404,22 @@ def _section(cls: type, checks: Mapping[str, Check]) -> Check:
     return check
 
 
+MAX_SECONDS: Final = 86400.0
+"""Upper bound of every duration key (timeouts, period, hold-off). A day is longer than any of
+them needs; far larger numbers overflow the C time types underneath (a socket timeout, a
+``timedelta`` in the scheduler), which failed at start-up or mid-cycle with a traceback."""
+MAX_UNIT_MB: Final = 1 << 20
+"""One container of 1 TB: larger is a typo (YARN's default maximum allocation is 8 GB)."""
+MAX_BACKUPS: Final = 10_000
+
 _SECTIONS: Final[dict[str, Check]] = {
     "rm": _section(
         RMSettings,
         {
             "urls": _list_of(_url, what="RM URLs", non_empty=True),
             "web_ui_urls": _list_of(_url, what="web UI URLs", non_empty=False),
-            "connect_timeout_seconds": _number(0, low_open=True),
-            "read_timeout_seconds": _number(0, low_open=True),
+            "connect_timeout_seconds": _number(0, MAX_SECONDS, low_open=True),
+            "read_timeout_seconds": _number(0, MAX_SECONDS, low_open=True),
             "verify": _verify,
             "insecure_skip_verify": _boolean,
             "client_cert": _optional(_as_str(_file_path)),
@@ -433,7 +442,7 @@ _SECTIONS: Final[dict[str, Check]] = {
         {
             "method": _choice(get_args(RefreshMethod)),
             "command": _list_of(_string, what="strings (argv, no shell)", non_empty=True),
-            "timeout_seconds": _number(0, low_open=True),
+            "timeout_seconds": _number(0, MAX_SECONDS, low_open=True),
         },
     ),
     "controller": _section(
@@ -446,15 +455,15 @@ _SECTIONS: Final[dict[str, Check]] = {
             "step": _number(0, 1, low_open=True),
             "a_min": _number(0, 1, high_open=True),
             "a_max": _number(0, 1, low_open=True),
-            "period_seconds": _number(0, low_open=True),
-            "unit_mb": _integer(1),
+            "period_seconds": _number(0, MAX_SECONDS, low_open=True),
+            "unit_mb": _integer(1, MAX_UNIT_MB),
         },
     ),
     "guard": _section(
         GuardSettings,
         {
             "max_change_per_cycle": _number(0, 1, low_open=True),
-            "hold_off_seconds": _number(0),
+            "hold_off_seconds": _number(0, MAX_SECONDS),
             "pause_file": _optional(_file_path),
         },
     ),
@@ -472,7 +481,7 @@ _TOP_LEVEL: Final[dict[str, Check]] = {
     **_SECTIONS,
     "dry_run": _boolean,
     "backup_dir": _file_path,
-    "keep_backups": _integer(0),
+    "keep_backups": _integer(0, MAX_BACKUPS),
     "state_file": _file_path,
     "audit_log": _optional(_file_path),
 }

@@ -40,8 +40,8 @@ from prometheus_client import REGISTRY, CollectorRegistry, disable_created_metri
 
 from amtuner import audit, guard, sdnotify
 from amtuner.cli import EXIT_ERROR
-from amtuner.commands import EXIT_CONFIG, EXIT_OK, build_cycle, target_name
-from amtuner.config import Config, ConfigError, load_config
+from amtuner.commands import EXIT_CONFIG, EXIT_OK, STARTUP_ERRORS, build_cycle, target_name
+from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.metrics import Metrics, MetricsServer
 from amtuner.state import StateError, load_states, save_states, summarize
@@ -364,7 +364,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             cfg = cfg.with_dry_run(True)
         disable_created_metrics()
         daemon = Daemon(args.config, cfg, force_dry_run=args.dry_run)
-    except (ConfigError, StateError) as exc:
+    except STARTUP_ERRORS as exc:
         log.error("%s", exc)
         return EXIT_CONFIG
     check_timeouts(cfg)

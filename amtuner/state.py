@@ -36,6 +36,11 @@ def _read(path: Path) -> dict[str, Any] | None:
         return None
     except OSError as exc:
         raise StateError(f"cannot read state file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise StateError(
+            f"state file {path} is not UTF-8 text ({exc.reason} at byte {exc.start}); move it "
+            "aside to restart the search"
+        ) from exc
     try:
         doc = json.loads(raw)
         if doc.get("version") != FORMAT_VERSION:

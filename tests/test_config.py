@@ -153,7 +153,7 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("controller: {a_min: 0.4, a_max: 0.5, step: 0.2}", "controller.step", "at most a_max"),
         ("controller: {t3: 1.0}", "controller.t3", "case 2 can never fire"),
         ("controller: {period_seconds: 0}", "controller.period_seconds", "greater than 0"),
-        ("controller: {unit_mb: 512.0}", "controller.unit_mb", "integer >= 1, got 512.0"),
+        ("controller: {unit_mb: 512.0}", "controller.unit_mb", "to 1048576, got 512.0"),
         (
             "controller: {policy: zhang}",
             "controller.policy",
@@ -164,7 +164,7 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("metrics: {address: ''}", "metrics.address", "non-empty string"),
         ("dry_run: 'no'", "dry_run", "true or false, got 'no'"),
         ("dry_run: 0", "dry_run", "true or false, got 0"),
-        ("keep_backups: -1", "keep_backups", "integer >= 0"),
+        ("keep_backups: -1", "keep_backups", "integer from 0 to 10000"),
         ("rm: {urls: []}", "rm.urls", "non-empty list"),
         ("rm: {urls: 'http://a:1'}", "rm.urls", "must be a list of RM URLs, got 'http://a:1'"),
         ("rm: {urls: ['rm1:8088']}", "rm.urls[0]", "http:// or https:// URL"),
@@ -192,6 +192,9 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("guard: {max_change_per_cycle: 0}", "guard.max_change_per_cycle", "greater than 0"),
         ("guard: {hold_off_seconds: -1}", "guard.hold_off_seconds", "at least 0"),
         ("guard: [1]", "guard", "this section must be a mapping of keys, got a list"),
+        ("controller: {period_seconds: 1.0e+308}", "controller.period_seconds", "at most 86400"),
+        ("rm: {connect_timeout_seconds: 1.0e+12}", "rm.connect_timeout_seconds", "at most 86400"),
+        ("guard: {hold_off_seconds: 90000}", "guard.hold_off_seconds", "at most 86400"),
     ],
 )
 def test_invalid_values_name_the_key_and_the_reason(
