@@ -14,7 +14,8 @@ What an operator can rely on:
   nothing) and SIGUSR2 resumes, like the pause file. The refresh command inherits the blocked
   signals, so a Ctrl-C does not cut a `yarn rmadmin` short; its own timeout still kills it.
 * The controller state is saved after every live cycle (with a summary for `amtuner status`), so a
-  restart continues the bisection; A itself is re-read from the scheduler file each cycle.
+  restart continues the bisection; A itself is re-read from the scheduler file each cycle. In
+  dry-run only the summary is saved, so `amtuner status` shows what the dry run would do.
 * systemd: READY=1 once serving, STATUS=<last decision>, STOPPING=1, and WATCHDOG=1 only while
   cycles keep completing, so a wedged cycle gets the service restarted.
 """
@@ -163,11 +164,12 @@ class Daemon:
         except audit.AuditError as exc:
             log.error("%s", exc)
             self.metrics.audit_failures.inc()
-        if not cfg.dry_run:
-            try:
-                save_states(cfg.state_file, self._persisted, summarize(report, states))
-            except StateError as exc:
-                log.error("%s; a restart would begin the search again", exc)
+        # In dry-run `_persisted` is the state loaded at start, unchanged: only the summary moves,
+        # so `amtuner status` shows what the dry run would do.
+        try:
+            save_states(cfg.state_file, self._persisted, summarize(report, states))
+        except StateError as exc:
+            log.error("%s; a restart would begin the search again", exc)
         sdnotify.notify(f"STATUS={status_line(report)}")
 
     def _skipped(self, event: JobEvent) -> None:

@@ -5,8 +5,8 @@ The paper's bisection depends on n, P(t-1) and R(t-1); without them every restar
 atomically, so a crash leaves the previous state, never half of one.
 
 The daemon also keeps a summary of its last cycle there ("last_cycle": what it saw, decided and
-why), for `amtuner status`. The key is optional, so files written before it existed, or by
-`amtuner once`, still load.
+why), for `amtuner status`, in dry-run too (where the states in the file are left as they
+were). The key is optional, so files written before it existed, or by `amtuner once`, still load.
 """
 
 from __future__ import annotations

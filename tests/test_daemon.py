@@ -10,6 +10,7 @@ import io
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -237,11 +238,31 @@ def test_dry_run_writes_nothing_but_shows_the_decision(setup: Setup) -> None:
     d = setup.daemon(dry_run=True)
     d.run_cycle()
     assert setup.a_on_disk() == "0.1"
-    assert not (setup.tmp / "state.json").exists()
+    assert load_states(setup.tmp / "state.json") == {}, "no controller state is saved"
     assert not (setup.tmp / "audit.jsonl").exists()
     assert setup.metric("amtuner_dry_run") == 1
     assert setup.metric("amtuner_am_share_ratio", {"target": "global"}) > 0.1
     assert setup.metric("amtuner_cycles_total", {"result": "ok"}) == 1
+
+
+def test_status_shows_what_a_dry_run_daemon_would_do(setup: Setup) -> None:
+    """The docs recommend a dry-run week first; `amtuner status` must show it, not "no state"."""
+    d = setup.daemon(dry_run=True)
+    d.run_cycle()
+    d.run_cycle()
+    run = subprocess.run(
+        [sys.executable, "-m", "amtuner", "status", "--config", str(setup.config_path)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "(dry-run)" in run.stdout and "would write" in run.stdout, run.stdout
+    assert re.search(r"decision    global: [\d.]+ -> [\d.]+ \[under-allocation\]", run.stdout)
+    assert "state       global" not in run.stdout, "a dry run has no controller state to show"
+    # A live start after the dry run begins the search from the file, as it would have anyway.
+    assert Daemon(
+        setup.config_path, load_config(setup.write()), registry=CollectorRegistry(),
+        build=setup.build,
+    )._states == {}
 
 
 def test_sigusr1_pauses_writing_and_sigusr2_resumes(setup: Setup) -> None:
