@@ -128,5 +128,5 @@ def test_once_records_its_applied_change(
 
     (tmp_path / "audit.jsonl").unlink()
     (tmp_path / "audit.jsonl").mkdir()
-    assert commands.cmd_once(args) == commands.EXIT_FILE
+    assert commands.cmd_once(args) == commands.EXIT_RECORD  # applied, not "nothing changed"
     assert "cannot append to audit log" in capsys.readouterr().err
