@@ -19,6 +19,7 @@ starts it with the batch.
 from __future__ import annotations
 
 import json
+import os
 import signal
 import subprocess
 import sys
@@ -258,6 +259,67 @@ def cases(kinds: Sequence[SchedulerKind]) -> list[tuple[SchedulerKind, float | N
     return out
 
 
+def row_of(
+    kind: SchedulerKind,
+    label: str,
+    hadoop_version: str,
+    real: Figures,
+    sim: Figures,
+    at_once: Figures,
+    trace: list[list[float]],
+    wall_s: float,
+) -> dict[str, Any]:
+    """One (scheduler, policy) row; the differences are the simulator's error relative to the
+    real RM (negative: the simulator finishes sooner)."""
+    return {
+        "scheduler": str(kind),
+        "policy": label,
+        "hadoop_version": hadoop_version,
+        "real_makespan_s": real.makespan_s,
+        "sim_makespan_s": sim.makespan_s,
+        "sim_at_once_makespan_s": at_once.makespan_s,
+        "real_mean_jct_s": real.mean_jct_s,
+        "sim_mean_jct_s": sim.mean_jct_s,
+        "sim_at_once_mean_jct_s": at_once.mean_jct_s,
+        "makespan_diff": round((sim.makespan_s - real.makespan_s) / real.makespan_s, 4),
+        "mean_jct_diff": round((sim.mean_jct_s - real.mean_jct_s) / real.mean_jct_s, 4),
+        "real_a_trace": trace,
+        "wall_seconds": round(wall_s, 1),
+    }
+
+
+def parameters(hadoop_versions: Sequence[str], host: dict[str, Any]) -> dict[str, Any]:
+    """The header: what every row ran on (cluster shape, heartbeats, Hadoop version, batch,
+    control) and the machine that ran it, whose two cores bound how many real runs can share it."""
+    return {
+        "hadoop_version": ", ".join(sorted(set(hadoop_versions))),
+        "host": host,
+        "cluster": f"{NODES} nodes x {NODE_MB} MB x {NODE_VCORES} vcores, minimum "
+        f"allocation {MIN_ALLOC_MB} MB",
+        "heartbeats": {"node_ms": HEARTBEAT_MS, "am_ms": HEARTBEAT_MS,
+                       "simulated": asdict(HADOOP_HEARTBEATS)},
+        "workload": [
+            {"profile": name, "jobs": n, "maps": list(m), "reduces": list(r)}
+            for name, n, m, r in PROFILES
+        ],
+        "am_mb": AM_MB, "task_mb": TASK_MB, "am_startup_s": AM_STARTUP_S,
+        "am_teardown_s": AM_TEARDOWN_S, "control_period_s": PERIOD_S,
+        "refresh": {"capacity": "yarn rmadmin -refreshQueues (RMAdminCLI)",
+                    "fair": "the allocation file's own 10 s poll"},
+    }  # fmt: skip
+
+
+def host_shape() -> dict[str, Any]:
+    """CPUs and memory of this machine (Linux ``sysconf``; None where it does not say)."""
+    try:
+        memory_gb: float | None = round(
+            os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1
+        )
+    except (ValueError, OSError, AttributeError):
+        memory_gb = None
+    return {"cpus": os.cpu_count(), "memory_gb": memory_gb}
+
+
 def run(
     kinds: Sequence[SchedulerKind], work: Path, progress: Callable[[str], None]
 ) -> dict[str, Any]:
@@ -272,38 +334,11 @@ def run(
         )
         sim = run_sim(kind, a, policy, HADOOP_HEARTBEATS)
         at_once = run_sim(kind, a, policy, IMMEDIATE)
-        row = {
-            "scheduler": str(kind),
-            "policy": label,
-            "hadoop_version": version,
-            "real_makespan_s": real.makespan_s,
-            "sim_makespan_s": sim.makespan_s,
-            "sim_at_once_makespan_s": at_once.makespan_s,
-            "real_mean_jct_s": real.mean_jct_s,
-            "sim_mean_jct_s": sim.mean_jct_s,
-            "sim_at_once_mean_jct_s": at_once.mean_jct_s,
-            "makespan_diff": round((sim.makespan_s - real.makespan_s) / real.makespan_s, 4),
-            "mean_jct_diff": round((sim.mean_jct_s - real.mean_jct_s) / real.mean_jct_s, 4),
-            "real_a_trace": trace,
-            "wall_seconds": round(time.perf_counter() - t0, 1),
-        }
+        row = row_of(kind, label, version, real, sim, at_once, trace, time.perf_counter() - t0)
         rows.append(row)
         progress(format_row(row))
     return {
-        "parameters": {
-            "cluster": f"{NODES} nodes x {NODE_MB} MB x {NODE_VCORES} vcores, minimum "
-            f"allocation {MIN_ALLOC_MB} MB",
-            "heartbeats": {"node_ms": HEARTBEAT_MS, "am_ms": HEARTBEAT_MS,
-                           "simulated": asdict(HADOOP_HEARTBEATS)},
-            "workload": [
-                {"profile": name, "jobs": n, "maps": list(m), "reduces": list(r)}
-                for name, n, m, r in PROFILES
-            ],
-            "am_mb": AM_MB, "task_mb": TASK_MB, "am_startup_s": AM_STARTUP_S,
-            "am_teardown_s": AM_TEARDOWN_S, "control_period_s": PERIOD_S,
-            "refresh": {"capacity": "yarn rmadmin -refreshQueues (RMAdminCLI)",
-                        "fair": "the allocation file's own 10 s poll"},
-        },
+        "parameters": parameters([r["hadoop_version"] for r in rows], host_shape()),
         "rows": rows,
         "wall_seconds": round(time.perf_counter() - started, 1),
     }

@@ -54,3 +54,28 @@ def test_the_simulated_side_uses_the_real_clusters_heartbeats() -> None:
     assert (spec.nodes, spec.node_memory_mb, spec.node_vcores, spec.min_alloc_mb) == (
         real.NODES, real.NODE_MB, real.NODE_VCORES, real.MIN_ALLOC_MB)
     assert dataclasses.replace(spec, am_share=None).nm_heartbeat_ms == real.HEARTBEAT_MS
+
+
+def test_a_row_reports_the_simulators_error_against_the_real_rm() -> None:
+    row = real.row_of(
+        SchedulerKind.CAPACITY, "adaptive", "3.5.0", real.Figures(100.0, 50.0),
+        real.Figures(90.0, 55.0), real.Figures(80.0, 40.0), [[0.0, 0.1], [1.4, 0.525]], 123.45,
+    )  # fmt: skip
+    assert (row["scheduler"], row["policy"], row["hadoop_version"]) == (
+        "capacity", "adaptive", "3.5.0")  # fmt: skip
+    assert (row["real_makespan_s"], row["sim_makespan_s"], row["sim_at_once_makespan_s"]) == (
+        100.0, 90.0, 80.0)  # fmt: skip
+    assert (row["real_mean_jct_s"], row["sim_mean_jct_s"]) == (50.0, 55.0)
+    # Negative: the simulator finishes sooner than the real RM.
+    assert (row["makespan_diff"], row["mean_jct_diff"]) == (-0.1, 0.1)
+    assert row["wall_seconds"] == 123.5 and row["real_a_trace"][1] == [1.4, 0.525]
+    assert "-10.0% / +10.0%" in real.format_row(row)
+
+
+def test_the_header_names_the_hadoop_version_the_cluster_and_the_batch() -> None:
+    head = real.parameters(["3.5.0", "3.5.0"], {"cpus": 2, "memory_gb": 23.5})
+    assert head["hadoop_version"] == "3.5.0" and head["host"]["cpus"] == 2
+    assert head["cluster"] == "4 nodes x 8192 MB x 8 vcores, minimum allocation 1024 MB"
+    assert head["heartbeats"]["node_ms"] == head["heartbeats"]["am_ms"] == real.HEARTBEAT_MS
+    assert sum(p["jobs"] for p in head["workload"]) == len(real.workload().jobs)
+    assert head["control_period_s"] == real.PERIOD_S
