@@ -69,6 +69,7 @@ def test_a_row_reports_the_simulators_error_against_the_real_rm() -> None:
     # Negative: the simulator finishes sooner than the real RM.
     assert (row["makespan_diff"], row["mean_jct_diff"]) == (-0.1, 0.1)
     assert row["wall_seconds"] == 123.5 and row["real_a_trace"][1] == [1.4, 0.525]
+    assert row["real_retried"] is None
     assert "-10.0% / +10.0%" in real.format_row(row)
 
 
@@ -79,3 +80,16 @@ def test_the_header_names_the_hadoop_version_the_cluster_and_the_batch() -> None
     assert head["heartbeats"]["node_ms"] == head["heartbeats"]["am_ms"] == real.HEARTBEAT_MS
     assert sum(p["jobs"] for p in head["workload"]) == len(real.workload().jobs)
     assert head["control_period_s"] == real.PERIOD_S
+
+
+def test_an_app_holding_its_am_container_while_accepted_is_timed_from_when_first_seen() -> None:
+    records = [
+        {"id": "app_1", "state": "ACCEPTED", "runningContainers": 1},
+        {"id": "app_2", "state": "ACCEPTED", "runningContainers": 0},
+        {"id": "app_3", "state": "RUNNING", "runningContainers": 3},
+    ]
+    since = real.holding_am(records, {}, 10.0)
+    assert since == {"app_1": 10.0}, "waiting for an AM container is not holding one"
+    assert real.holding_am(records, since, 75.0) == {"app_1": 10.0}
+    records[0]["state"] = "RUNNING"
+    assert real.holding_am(records, since, 80.0) == {}, "it ran: forgotten"
