@@ -59,7 +59,7 @@ RUN_TIMEOUT_S = 900.0
 STUCK_S = 60.0
 """How long an app may stay ACCEPTED while it holds its AM container before the run is given
 up. The AM host registers an AM within a second or two of its container's launch. Seen once in
-12 real runs of the batch (FairScheduler, `adaptive`): the AM container was allocated and
+14 real runs of the batch (FairScheduler, `adaptive`): the AM container was allocated and
 ACQUIRED before the attempt reached SCHEDULED, the attempt never launched it, and the app stayed
 ACCEPTED until the run's timeout (an RMAppAttemptImpl race; YARN-11834 fixed one of the kind in
 the CapacityScheduler)."""
