@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import asdict, dataclass
 
 from amtuner.config import ControllerSettings
 from amtuner.controller.adaptive.figures import DECIMALS, Figures, aim_text, figures, task_aim
@@ -84,11 +84,7 @@ class Memory:
         )
 
     def extra(self) -> dict[str, float]:
-        return {name: float(value) for name, value in _asdict(self).items()}
-
-
-def _asdict(memory: Memory) -> dict[str, float | int | bool]:
-    return {f.name: getattr(memory, f.name) for f in fields(memory)}
+        return {name: float(value) for name, value in asdict(self).items()}
 
 
 @dataclass(frozen=True, slots=True)
