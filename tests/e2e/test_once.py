@@ -26,20 +26,26 @@ def changed_lines(before: bytes, after: bytes) -> list[str]:
     return [line for line in diff if line[:1] in "+-"]
 
 
-def am_limit_mb(url: str, queue: str) -> int:
-    info = requests.get(f"{url}/ws/v1/cluster/scheduler", timeout=5).json()["scheduler"]
+def leaf_record(url: str, queue: str) -> dict[str, Any]:
+    """The RM's own record of one leaf queue, from /ws/v1/cluster/scheduler (either scheduler,
+    simulated or real)."""
+    info = requests.get(f"{url}/ws/v1/cluster/scheduler", timeout=10).json()["scheduler"]
     info = info["schedulerInfo"]
     stack = [info.get("rootQueue", info)]
     while stack:
         q = stack.pop()
         name = q.get("queuePath") or q.get("queueName")
         if name in (queue, queue.removeprefix("root.")) and "childQueues" not in q:
-            if "amMaxResources" in q:
-                return int(q["amMaxResources"]["memory"])
-            return int(q["AMResourceLimit"]["memory"])
+            return dict(q)
         children = q.get("childQueues") or q.get("queues") or {}
         stack.extend(children.get("queue", []) if isinstance(children, dict) else children)
     raise AssertionError(f"queue {queue} not in the scheduler response")
+
+
+def am_limit_mb(url: str, queue: str) -> int:
+    """CS ``AMResourceLimit`` or FS ``amMaxResources``, in MB."""
+    q = leaf_record(url, queue)
+    return int((q.get("amMaxResources") or q["AMResourceLimit"])["memory"])
 
 
 def seed_file(path: Path, scheduler: str) -> bytes:

@@ -7,37 +7,19 @@ import re
 from pathlib import Path
 from typing import Any
 
-import requests
-
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import RealRM
-from amtuner.sim.capacity import am_limit_mb
+from amtuner.sim import capacity
 from amtuner.sim.fair import max_am_resource
 from tests.e2e.conftest import amtuner, write_config
+from tests.e2e.test_once import am_limit_mb, leaf_record
 from tests.realyarn.conftest import metrics, set_am_share, share_for, submit_holders, wait_for
 
 DECISION = re.compile(r"^decision  (\S+): (\S+) -> (\S+) \[(\S+)\]", re.M)
 
 
-def leaf(rm: RealRM, name: str = "root.default") -> dict[str, Any]:
-    """The RM's own record of one leaf queue, from /ws/v1/cluster/scheduler."""
-    info = requests.get(f"{rm.url}/ws/v1/cluster/scheduler", timeout=10).json()
-    root = info["scheduler"]["schedulerInfo"]
-    stack = [root.get("rootQueue", root)]
-    while stack:
-        q = stack.pop()
-        if (q.get("queuePath") or q.get("queueName")) == name:
-            return dict(q)
-        children = q.get("childQueues") or q.get("queues") or {}
-        stack.extend(children.get("queue", []) if isinstance(children, dict) else children)
-    raise AssertionError(f"{name} not in the RM's scheduler response")
-
-
 def rm_am_limit_mb(rm: RealRM) -> int:
-    q = leaf(rm)
-    if rm.spec.scheduler is SchedulerKind.CAPACITY:
-        return int(q["AMResourceLimit"]["memory"])
-    return int(q["amMaxResources"]["memory"])
+    return am_limit_mb(rm.url, "root.default")
 
 
 def expected_am_limit_mb(rm: RealRM, a: float) -> int:
@@ -45,8 +27,8 @@ def expected_am_limit_mb(rm: RealRM, a: float) -> int:
     guarantee and its fair share are the whole cluster)."""
     total = rm.spec.nodes * rm.spec.node_memory_mb
     if rm.spec.scheduler is SchedulerKind.CAPACITY:
-        return am_limit_mb(total, total, a, rm.spec.min_alloc_mb)
-    q = leaf(rm)
+        return capacity.am_limit_mb(total, total, a, rm.spec.min_alloc_mb)
+    q = leaf_record(rm.url, "root.default")
     fair = (int(q["fairResources"]["memory"]), int(q["fairResources"]["vCores"]))
     cap = (int(q["maxResources"]["memory"]), int(q["maxResources"]["vCores"]))
     return max_am_resource(fair, cap, cap, a)[0]
