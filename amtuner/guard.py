@@ -13,7 +13,7 @@ import math
 from dataclasses import replace
 
 from amtuner.config import GuardSettings
-from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind
+from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind, round_a
 
 CHANGED_AT = "changed_at"
 """Key in ControllerState.extra: time of the last applied change for this target."""
@@ -76,7 +76,7 @@ def apply(
     limit = settings.max_change_per_cycle
     if abs(delta) <= limit + 1e-12:
         return decision, after
-    new_a = round(decision.old_a + (limit if delta > 0 else -limit), 4)
+    new_a = round_a(decision.old_a + (limit if delta > 0 else -limit))
     clipped = replace(
         decision,
         new_a=new_a,

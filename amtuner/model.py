@@ -15,6 +15,25 @@ class SchedulerKind(enum.StrEnum):
     FAIR = "fair"
 
 
+A_DECIMALS = 4
+"""A (a share of a queue's resources) is decided, written and compared with this many decimals:
+enough for a one-AM step on a 10,000-node queue, short enough for an operator to read."""
+
+SAME_A = 0.5 * 10**-A_DECIMALS
+"""Two values of A closer than this are the same value once written."""
+
+
+def round_a(value: float) -> float:
+    return round(value, A_DECIMALS)
+
+
+def format_a(value: float) -> str:
+    """A as the scheduler file holds it: short and stable ("0.35", "0.5"); Hadoop parses it with
+    ``Float.parseFloat``."""
+    text = f"{value:.{A_DECIMALS}f}".rstrip("0")
+    return text + "0" if text.endswith(".") else text
+
+
 GLOBAL_TARGET = ""
 """The target key for the scheduler-wide value (CS global AMRP, FS queueMaxAMShareDefault)."""
 

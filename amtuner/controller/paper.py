@@ -50,10 +50,7 @@ from __future__ import annotations
 import math
 
 from amtuner.config import ControllerSettings
-from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule
-
-DECIMALS = 4
-"""A is written with at most this many decimals."""
+from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule, round_a
 
 
 def _move(a: float, n: int, up: bool, settings: ControllerSettings) -> tuple[float, str]:
@@ -68,7 +65,7 @@ def _move(a: float, n: int, up: bool, settings: ControllerSettings) -> tuple[flo
         delta, how = halved, f"{how} > step {settings.step:.4g}"
     else:
         delta, how = settings.step, f"{how} <= step {settings.step:.4g}: step"
-    rounded = round(a + delta if up else a - delta, DECIMALS)
+    rounded = round_a(a + delta if up else a - delta)
     new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
     if new != rounded:
         how += f", clamped at {name} {bound:.4g}"

@@ -7,10 +7,8 @@ import math
 from dataclasses import dataclass
 
 from amtuner.config import ControllerSettings
-from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind
-
-DECIMALS = 4
-"""A is written with at most this many decimals."""
+from amtuner.model import A_DECIMALS as DECIMALS
+from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind, round_a
 
 PAPER_AM_TO_TASK = 2.0
 """The paper's AM is two task units (R x unit x 2): the size ratio its T2 was set for."""
@@ -179,7 +177,7 @@ def move(
         return a, f"already at {name} {bound:.4g}"
     alpha = abs(bound - a)
     delta = max(min(math.ldexp(alpha, -n), cap), settings.step) if up else cap
-    rounded = round(a + delta if up else a - delta, DECIMALS)
+    rounded = round_a(a + delta if up else a - delta)
     new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
     if not up:
         return new, f"to the goal, {cap:.4f} lower"

@@ -11,7 +11,7 @@ from dataclasses import asdict, dataclass
 
 from amtuner.config import ControllerSettings
 from amtuner.controller.adaptive.figures import DECIMALS, Figures, aim_text, figures, task_aim
-from amtuner.model import ControllerState, Observation, Rule, SchedulerKind
+from amtuner.model import ControllerState, Observation, Rule, SchedulerKind, round_a
 
 ROOMY = 0.9
 """Below this share of the scarce resource the target has room for more work. Containers are
@@ -334,7 +334,7 @@ def period(
     obs: Observation, state: ControllerState, settings: ControllerSettings, target: str
 ) -> Period:
     f = figures(obs, settings, target)
-    a = min(max(round(state.a, DECIMALS), settings.a_min), settings.a_max)
+    a = min(max(round_a(state.a), settings.a_min), settings.a_max)
     prev_p = state.prev_pending
     prev_r = state.prev_running or 0
     memory = Memory.of(state.extra)
@@ -360,7 +360,7 @@ def period(
         # A admits whole AMs: the goal is the nearest whole number of them (at least one), a
         # tie going to fewer, since an AM admitted in excess cannot be taken back.
         goal=f.a_for(max(math.ceil((f.used - aim) / f.am_per_app - 0.5), 1)),
-        start=round(min(max(1 - settings.t2, settings.a_min), settings.a_max), DECIMALS),
+        start=round_a(min(max(1 - settings.t2, settings.a_min), settings.a_max)),
     )
 
 
