@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -155,3 +156,45 @@ def test_memory_mb_reads_byte_desc_to_its_precision(mb: int) -> None:
     assert abs(memory_mb(text) - mb) <= 0.005 * unit_mb + 0.5
     if " " in text and "." not in text:
         assert memory_mb(text) == mb
+
+
+LIVE = DATA / "hadoop-3.5.0"
+ALL_PAGES = [
+    DATA / "cluster-2.7.html",
+    DATA / "cluster-2.8.html",
+    DATA / "cluster-3.3.html",
+    DATA / "cluster-3.4.html",
+    LIVE / "capacity" / "cluster.html",
+    LIVE / "fair" / "cluster.html",
+]
+
+
+def without_optional_end_tags(html: bytes) -> bytes:
+    """The page as a Hamlet generated from ``HamletSpec`` writes it: the elements marked
+    ``@Element(endTag=false)`` there (th, td, tr, thead) are left open."""
+    text = html.decode()
+    for tag in ("th", "td", "tr", "thead"):
+        text = re.sub(rf"\n *</{tag}>", "", text)
+    return text.encode()
+
+
+@pytest.mark.parametrize("path", ALL_PAGES, ids=lambda p: str(p.relative_to(DATA)))
+def test_open_cells_read_as_a_browser_reads_them(path: Path) -> None:
+    closed = path.read_bytes()
+    opened = without_optional_end_tags(closed)
+    assert b"</td>" not in opened and b"</th>" not in opened and b"</tr>" not in opened
+    assert parse_cluster_page(opened) == parse_cluster_page(closed)
+
+
+def test_open_cells_on_one_line() -> None:
+    html = (
+        b"<h3>Cluster Metrics</h3><table><thead><tr><th>Apps Pending<th>Apps Running"
+        b"<th>Memory Used<th>Memory Total<tbody><tr><td>2<td>1<td>1 GB<td>8 GB</table>"
+    )
+    m = parse_cluster_page(html).metrics
+    assert (m.pending_apps, m.running_apps, m.memory_used_mb, m.memory_total_mb) == (
+        2,
+        1,
+        1024,
+        8192,
+    )
