@@ -13,7 +13,8 @@ from amtuner.bench.suite import Bench, Case, Outcome
 from amtuner.model import SchedulerKind
 from amtuner.sim.sched_config import with_global_am_share
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
-from amtuner.sim.workload import PHASE_SPACING_S, load_workload
+from amtuner.sim.workload import load_workload
+from amtuner.sim.workload.paper import PHASE_SPACING_S
 from tests.e2e.conftest import amtuner
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"  # the traces, in the repository

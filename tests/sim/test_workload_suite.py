@@ -7,7 +7,8 @@ from statistics import mean
 
 import pytest
 
-from amtuner.sim.workload import (
+from amtuner.sim.workload import WorkloadError, load_workload
+from amtuner.sim.workload.paper import (
     PAPER_JOBS_PER_NODE,
     PHASE_SPACING_S,
     PHASES,
@@ -17,8 +18,6 @@ from amtuner.sim.workload import (
     STREAM_MEAN_GAP_S,
     TWO_QUEUE_NODES,
     TWO_QUEUES,
-    WorkloadError,
-    load_workload,
 )
 
 

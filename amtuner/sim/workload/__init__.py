@@ -1,0 +1,127 @@
+"""Workloads for the simulated cluster: the paper's job groups and SLS, rumen and SWIM traces.
+
+`load_workload(spec)` is the single entry point; the spec prefix picks the reader:
+
+* ``paper:grep|terasort|wordcount|mixed`` — the paper's experiment (30 jobs, 5 maps + 1 reduce
+  over 100 MB each, all submitted at t=0, 4 worker nodes), built from `PROFILES`;
+  ``paper:GROUP@NODES`` is the same group on a larger cluster with the job count scaled with it
+  (see `load_paper`).
+* ``phase:small,large,mixed`` — batches of different job kinds one after another, so that no
+  single AM share suits every phase (see `load_phases`).
+* ``twoqueue:small,large`` — two phases' jobs at once, one per queue (see `load_two_queues`).
+* ``poisson:GROUP`` — paper jobs arriving one by one at random instead of in one batch
+  (see `load_poisson`); ``stream:GROUP`` the same for half an hour (`STREAM_JOBS`).
+* ``sls:PATH`` — a Hadoop Scheduler Load Simulator JSON job trace (see `load_sls`).
+* ``swim:PATH`` — a SWIM day trace of Facebook jobs (see `load_swim`).
+* ``rumen:PATH`` — a rumen job-history trace, read the way SLS's RUMEN trace type does
+  (see `load_rumen`).
+
+Modules:
+
+* `costs` — the paper's cluster, Hadoop's container defaults, the job-profile table
+  (`PROFILES`) and the cost model of one task (`task_shape`);
+* `paper` — the paper groups and the workloads built from them (phases, two queues,
+  Poisson arrivals);
+* `swim`, `sls`, `rumen` — the trace readers;
+* `tracefile` — `WorkloadError` and the file and field readers the traces share.
+"""
+
+from __future__ import annotations
+
+from amtuner.sim.spec import Workload
+from amtuner.sim.workload.costs import (
+    PROFILES,
+    PhaseCost,
+    Profile,
+    nominal_tasks,
+    profile_table,
+    task_shape,
+)
+from amtuner.sim.workload.paper import (
+    PAPER_GROUPS,
+    PHASES,
+    STREAM_JOBS,
+    STREAM_MEAN_GAP_S,
+    Phase,
+    load_paper,
+    load_phases,
+    load_poisson,
+    load_two_queues,
+)
+from amtuner.sim.workload.rumen import load_rumen
+from amtuner.sim.workload.sls import load_sls
+from amtuner.sim.workload.swim import load_swim
+from amtuner.sim.workload.tracefile import WorkloadError
+
+__all__ = [
+    "PAPER_GROUPS",
+    "PHASES",
+    "PROFILES",
+    "Phase",
+    "PhaseCost",
+    "Profile",
+    "WorkloadError",
+    "describe",
+    "load_paper",
+    "load_phases",
+    "load_poisson",
+    "load_rumen",
+    "load_sls",
+    "load_swim",
+    "load_two_queues",
+    "load_workload",
+    "nominal_tasks",
+    "profile_table",
+    "task_shape",
+]
+
+
+def load_workload(spec: str, *, seed: int = 0) -> Workload:
+    """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
+    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH`` or ``rumen:PATH``."""
+    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim or rumen"
+    prefix, sep, rest = spec.partition(":")
+    if not sep or not rest:
+        raise WorkloadError(
+            f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
+            "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH or rumen:PATH"
+        )
+    if prefix == "paper":
+        group, at, nodes = rest.partition("@")
+        if not at:
+            return load_paper(group, seed=seed)
+        if not nodes.isdigit():
+            raise WorkloadError(f"workload spec {spec!r}: @{nodes} is not a node count")
+        return load_paper(group, seed=seed, nodes=int(nodes))
+    if prefix == "phase":
+        return load_phases(rest, seed=seed)
+    if prefix == "twoqueue":
+        return load_two_queues(rest, seed=seed)
+    if prefix == "poisson":
+        return load_poisson(rest, seed=seed)
+    if prefix == "stream":
+        return load_poisson(
+            rest, seed=seed, jobs=STREAM_JOBS, mean_gap_s=STREAM_MEAN_GAP_S, kind="stream"
+        )
+    if prefix == "sls":
+        return load_sls(rest)
+    if prefix == "swim":
+        return load_swim(rest)
+    if prefix == "rumen":
+        return load_rumen(rest)
+    raise WorkloadError(f"workload spec {spec!r}: unknown kind {prefix!r}; expected {kinds}")
+
+
+def describe(workload: Workload) -> str:
+    """One-paragraph summary for CLIs: size of the cluster and of the work it is asked to do."""
+    maps = sum(g.count for j in workload.jobs for g in j.maps)
+    reduces = sum(g.count for j in workload.jobs for g in j.reduces)
+    task_s = sum(g.count * g.duration_s for j in workload.jobs for g in (*j.maps, *j.reduces))
+    last = max((j.submit_s for j in workload.jobs), default=0.0)
+    return (
+        f"{workload.name}: {len(workload.jobs):,} jobs, {maps:,} maps + {reduces:,} reduces, "
+        f"{task_s:,.0f} task container-seconds (idle-node durations), "
+        f"submissions over {last:,.0f} s, queues {', '.join(workload.queues)}; "
+        f"cluster {workload.nodes} nodes x {workload.node_memory_mb} MB / "
+        f"{workload.node_vcores} vcores / {workload.node_disk_mbps:g} MB/s disk"
+    )
