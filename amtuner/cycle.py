@@ -16,15 +16,12 @@ from amtuner import guard
 from amtuner.config import Config, refresh_mismatch
 from amtuner.controller import Policy, get_policy
 from amtuner.executor import (
-    ConcurrentEditError,
     ExecutorError,
     NoRefresh,
     Refresher,
     RefreshError,
     RestRefresher,
     SchedulerFile,
-    UnsafeXMLError,
-    WriteError,
     apply_edit,
 )
 from amtuner.executor.refresh import SCHEDULER_CONF_PATH, refresh_back
@@ -66,18 +63,6 @@ States = dict[str, ControllerState]
 
 class Monitor(Protocol):
     def observe(self, targets: Sequence[str] = ()) -> Observation: ...
-
-
-def _error_label(exc: ExecutorError) -> str:
-    for cls, label in (
-        (ConcurrentEditError, "concurrent-edit"),
-        (UnsafeXMLError, "unsafe-xml"),
-        (WriteError, "write-failed"),
-        (RefreshError, "refresh-failed"),
-    ):
-        if isinstance(exc, cls):
-            return label
-    return "scheduler-file"
 
 
 def _method_of(refresher: Refresher) -> str:
@@ -151,7 +136,7 @@ class Cycle:
             else:
                 sched_file = self.read_file(cfg.scheduler.config_file, kind)  # type: ignore[arg-type]
         except ExecutorError as exc:
-            return failed(_error_label(exc), str(exc))
+            return failed(exc.label, str(exc))
         if not sched_file.schedules_vcores:
             obs = replace(obs, vcores_scheduled=False)
             blank = replace(blank, observation=obs)
@@ -164,7 +149,7 @@ class Cycle:
         try:  # an undeclared or parent queue, a value that is not a number
             in_file = {target: sched_file.effective_value(target) for target in targets}
         except ExecutorError as exc:
-            return failed(_error_label(exc), str(exc))
+            return failed(exc.label, str(exc))
         for target in targets:
             on_disk = in_file[target]
             state = _baseline(states.get(target), on_disk, cfg, trust_state=hypothetical)
@@ -183,7 +168,7 @@ class Cycle:
         try:
             edit = sched_file.edit(values)
         except ExecutorError as exc:
-            return failed(_error_label(exc), str(exc))
+            return failed(exc.label, str(exc))
         if not edit.changed:
             return replace(blank, message="no change: the file already holds it"), new_states
         refresh = self.refresher.describe()
@@ -207,7 +192,7 @@ class Cycle:
                     edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
                 )
         except ExecutorError as exc:
-            return failed(_error_label(exc), str(exc), diff=edit.diff, refresh=refresh)
+            return failed(exc.label, str(exc), diff=edit.diff, refresh=refresh)
         for target, (_, written) in edit.targets.items():
             changed = replace(new_states[target], a=values[target] if written is None else written)
             new_states[target] = guard.mark_changed(changed, obs.time)

@@ -18,8 +18,8 @@ from typing import Any
 
 from amtuner import audit
 from amtuner.cycle import CycleReport, States
+from amtuner.executor.errors import WriteError
 from amtuner.executor.files import replace_file
-from amtuner.executor.xmledit import WriteError
 from amtuner.model import ControllerState
 
 FORMAT_VERSION = 1

@@ -1,5 +1,12 @@
 """Apply an AM-share change to the scheduler file and make the RM load it, safely."""
 
+from amtuner.executor.errors import (
+    ConcurrentEditError,
+    ExecutorError,
+    RefreshError,
+    UnsafeXMLError,
+    WriteError,
+)
 from amtuner.executor.files import restore, write_atomically
 from amtuner.executor.refresh import (
     CommandRefresher,
@@ -9,17 +16,7 @@ from amtuner.executor.refresh import (
     apply_edit,
     make_refresher,
 )
-from amtuner.executor.xmledit import (
-    ConcurrentEditError,
-    Edit,
-    ExecutorError,
-    RefreshError,
-    SchedulerFile,
-    UnsafeXMLError,
-    WriteError,
-    capacity_key,
-    format_value,
-)
+from amtuner.executor.xmledit import Edit, SchedulerFile, capacity_key, format_value
 
 __all__ = [
     "CommandRefresher",

@@ -24,7 +24,8 @@ import secrets
 from datetime import UTC, datetime
 from pathlib import Path
 
-from amtuner.executor.xmledit import ConcurrentEditError, Edit, WriteError
+from amtuner.executor.errors import ConcurrentEditError, WriteError
+from amtuner.executor.xmledit import Edit
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.amtuner-(?P<pid>\d+)-[0-9a-f]+\.tmp$")
 

@@ -22,12 +22,11 @@ from xml.sax.saxutils import escape
 import requests
 
 from amtuner.config import RefreshSettings
+from amtuner.executor.errors import ExecutorError, RefreshError
 from amtuner.executor.files import restore, write_atomically
 from amtuner.executor.xmledit import (
     CS_GLOBAL_KEY,
     Edit,
-    ExecutorError,
-    RefreshError,
     capacity_queue_path,
     format_value,
 )

@@ -19,7 +19,9 @@ import xml.parsers.expat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
+from amtuner.executor.errors import ExecutorError, UnsafeXMLError
 from amtuner.model import GLOBAL_TARGET, SchedulerKind
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -35,26 +37,6 @@ FS_DEFAULT = 0.5
 """FairScheduler's built-in ``queueMaxAMShareDefault``."""
 FS_QUEUE_TAGS = ("queue", "pool")
 """FS accepts ``<pool>`` (MR1 name) wherever ``<queue>`` is allowed."""
-
-
-class ExecutorError(Exception):
-    """The scheduler file cannot be changed as asked; the message says which file and why."""
-
-
-class UnsafeXMLError(ExecutorError):
-    """The file declares a DOCTYPE or entities, which Hadoop's files never need."""
-
-
-class ConcurrentEditError(ExecutorError):
-    """Someone else changed the file between our read and our write."""
-
-
-class WriteError(ExecutorError):
-    """The new file could not be written; the original is untouched."""
-
-
-class RefreshError(ExecutorError):
-    """The RM did not (confirm it did) reload the scheduler configuration."""
 
 
 def format_value(value: float) -> str:
@@ -130,7 +112,7 @@ def _tag_end(data: bytes, start: int) -> int:
     raise ExecutorError("unterminated tag")  # expat would have refused first
 
 
-def _refuse_doctype(*_args: object) -> None:
+def _refuse_doctype(*_args: object) -> NoReturn:
     raise UnsafeXMLError("DOCTYPE/entity declarations are not allowed in scheduler files")
 
 
