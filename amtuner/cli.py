@@ -26,11 +26,6 @@ COMMANDS: tuple[str, ...] = (
 )
 """Modules whose ``register`` adds subcommands, in the order `--help` lists them."""
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
-
-
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="amtuner",

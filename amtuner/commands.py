@@ -22,40 +22,15 @@ from typing import TextIO
 from amtuner import audit
 from amtuner.config import Config, ConfigError, load_config, refresh_mismatch
 from amtuner.cycle import Cycle, CycleReport
-from amtuner.executor import ExecutorError, RestRefresher, SchedulerFile, make_refresher
-from amtuner.executor.refresh import SCHEDULER_CONF_PATH
+from amtuner.executor import ExecutorError, make_refresher
+from amtuner.executor.source import open_config
+from amtuner.exitcodes import ExitCode
 from amtuner.model import GLOBAL_TARGET, Observation
 from amtuner.monitor import ObservationError, RMClient, make_session
 from amtuner.risks import find_risks
 from amtuner.state import StateError, load_states, save_states, summarize
 
-EXIT_OK = 0
-EXIT_RISKS = 1
-EXIT_CONFIG = 2
-EXIT_RM = 3
-EXIT_FILE = 4
-EXIT_REFRESH = 5
-EXIT_RECORD = 6
-
 log = logging.getLogger(__name__)
-
-_FILE_ERRORS = {"scheduler-file", "unsafe-xml", "concurrent-edit", "write-failed"}
-_CONFIG_ERRORS = {"refresh-unusable"}
-"""Cycle errors that only a config change can fix (the RM runs a scheduler the config cannot
-tune as written)."""
-
-
-def exit_code(report: CycleReport) -> int:
-    if report.error is None:
-        return EXIT_OK
-    if report.error == "refresh-failed":
-        return EXIT_REFRESH
-    if report.error in _CONFIG_ERRORS:
-        return EXIT_CONFIG
-    if report.error in _FILE_ERRORS or report.error == "scheduler-mismatch":
-        return EXIT_FILE
-    return EXIT_RM
-
 
 def target_name(target: str) -> str:
     return target or "global"
@@ -114,15 +89,15 @@ def cmd_once(args: argparse.Namespace) -> int:
         cycle = build_cycle(cfg)
     except STARTUP_ERRORS as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     report, new_states = cycle.run(states)
     print_report(report)
-    code = exit_code(report)
+    code = ExitCode.for_error(report.error)
     try:
         audit.record(cfg.audit_log, report, states, unit_mb=cfg.controller.unit_mb)
     except audit.AuditError as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
-        code = code or EXIT_RECORD
+        code = code or ExitCode.RECORD
     if not cfg.dry_run:
         # A failed or paused cycle keeps the controller where it was, but `status` should
         # still say what happened last.
@@ -131,7 +106,7 @@ def cmd_once(args: argparse.Namespace) -> int:
             save_states(cfg.state_file, kept, summarize(report, new_states))
         except StateError as exc:
             print(f"amtuner: {exc}", file=sys.stderr)
-            return code or EXIT_RECORD
+            return code or ExitCode.RECORD
     return code
 
 
@@ -140,49 +115,44 @@ def cmd_check(args: argparse.Namespace) -> int:
         cfg = _load(args)
     except ConfigError as exc:
         print(f"config    INVALID: {exc}")
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     print(f"config    ok: {args.config}")
     try:
         session = make_session(cfg.rm)
     except ObservationError as exc:
         print(f"rm        UNUSABLE ({exc.reason}): {exc}")
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     client = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
     targets = [t for t in cfg.scheduler.targets if t != GLOBAL_TARGET]
     try:
         obs = client.observe(targets)
     except ObservationError as exc:
         print(f"rm        UNREACHABLE ({exc.reason}): {exc}")
-        return EXIT_RM
+        return ExitCode.RM
     print(f"rm        ok: {describe_observation(obs)}")
     if cfg.scheduler.kind not in ("auto", obs.scheduler):
         print(f"scheduler MISMATCH: config says {cfg.scheduler.kind}, RM runs {obs.scheduler}")
-        return EXIT_FILE
+        return ExitCode.FILE
     unusable = refresh_mismatch(obs.scheduler, cfg.refresh.method)
     if unusable is not None:
         print(f"refresh   UNUSABLE: refresh.method: {unusable}")
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
     try:
-        if cfg.scheduler.config_file is None:  # refresh rest: the RM's mutable store
-            if not isinstance(refresher, RestRefresher):
-                raise ExecutorError("scheduler.config_file is not set")
-            sched_file = SchedulerFile(Path(SCHEDULER_CONF_PATH), obs.scheduler, refresher.fetch())
-        else:
-            sched_file = SchedulerFile.read(cfg.scheduler.config_file, obs.scheduler)
+        sched_file = open_config(cfg.scheduler.config_file, obs.scheduler, refresher)
         values = {
             t: sched_file.effective_value(t) for t in cfg.scheduler.targets or (GLOBAL_TARGET,)
         }
     except ExecutorError as exc:
         print(f"file      UNUSABLE: {exc}")
-        return EXIT_FILE
+        return ExitCode.FILE
     for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
     risks = find_risks(sched_file, obs, cfg)
     for risk in risks:
         print(f"risk      {risk}")
     print(f"refresh   {refresher.describe()}")
-    return EXIT_RISKS if risks else EXIT_OK
+    return ExitCode.FAILED if risks else ExitCode.OK
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -40,10 +40,10 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from prometheus_client import REGISTRY, CollectorRegistry, disable_created_metrics
 
 from amtuner import audit, guard, sdnotify
-from amtuner.cli import EXIT_ERROR
-from amtuner.commands import EXIT_CONFIG, EXIT_OK, STARTUP_ERRORS, build_cycle, target_name
+from amtuner.commands import STARTUP_ERRORS, build_cycle, target_name
 from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle, CycleReport, States
+from amtuner.exitcodes import ExitCode
 from amtuner.metrics import Metrics, MetricsServer
 from amtuner.state import StateError, load_states, save_states, summarize
 
@@ -261,7 +261,7 @@ class Daemon:
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         log.info("stopped")
-        return EXIT_OK
+        return ExitCode.OK
 
     def _wait_for_signals(self) -> None:
         while True:
@@ -368,7 +368,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         daemon = Daemon(args.config, cfg, force_dry_run=args.dry_run)
     except STARTUP_ERRORS as exc:
         log.error("%s", exc)
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     check_timeouts(cfg)
     log.info(
         "amtuner run: %s, period %g s, %s",
@@ -380,7 +380,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         return daemon.serve()
     except OSError as exc:
         log.error("cannot serve metrics on %s:%d: %s", cfg.metrics.address, cfg.metrics.port, exc)
-        return EXIT_ERROR
+        return ExitCode.FAILED
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

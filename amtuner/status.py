@@ -14,12 +14,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from amtuner import audit
-from amtuner.commands import EXIT_CONFIG, EXIT_OK, target_name
+from amtuner.commands import target_name
 from amtuner.config import ConfigError, load_config
 from amtuner.cycle import States
+from amtuner.exitcodes import ExitCode
 from amtuner.state import StateError, load_last_cycle, load_states
-
-EXIT_NO_STATE = 1
 
 
 def print_status(
@@ -70,18 +69,18 @@ def cmd_status(args: argparse.Namespace) -> int:
         last = load_last_cycle(cfg.state_file)
     except (ConfigError, StateError) as exc:
         print(f"amtuner status: {exc}", file=sys.stderr)
-        return EXIT_CONFIG
+        return ExitCode.CONFIG
     if not states and last is None:
         print(
             f"amtuner status: no state yet in {cfg.state_file}: no cycle has completed with this "
             "config (is the daemon running, and is state_file the one it uses?)",
             file=sys.stderr,
         )
-        return EXIT_NO_STATE
+        return ExitCode.FAILED
     changes = audit.tail(cfg.audit_log, args.lines) if cfg.audit_log else []
     print(f"state file  {cfg.state_file}")
     print_status(states, last, changes, sys.stdout)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

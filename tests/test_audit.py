@@ -14,6 +14,7 @@ import yaml
 
 from amtuner import audit, commands
 from amtuner.cycle import CycleReport
+from amtuner.exitcodes import ExitCode
 from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind
 
 OBS = Observation(
@@ -122,11 +123,11 @@ def test_once_records_its_applied_change(
     )
     monkeypatch.setattr(commands, "build_cycle", lambda cfg: FakeCycle(APPLIED))
     args = argparse.Namespace(config=config, dry_run=False)
-    assert commands.cmd_once(args) == commands.EXIT_OK
+    assert commands.cmd_once(args) == ExitCode.OK
     (entry,) = audit.tail(tmp_path / "audit.jsonl", 5)
     assert (entry["target"], entry["new"]) == ("root.a", 0.2)
 
     (tmp_path / "audit.jsonl").unlink()
     (tmp_path / "audit.jsonl").mkdir()
-    assert commands.cmd_once(args) == commands.EXIT_RECORD  # applied, not "nothing changed"
+    assert commands.cmd_once(args) == ExitCode.RECORD  # applied, not "nothing changed"
     assert "cannot append to audit log" in capsys.readouterr().err

@@ -14,9 +14,10 @@ import yaml
 
 from amtuner import audit
 from amtuner.cycle import CycleReport
+from amtuner.exitcodes import ExitCode
 from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind
 from amtuner.state import StateError, load_last_cycle, load_states, save_states, summarize
-from amtuner.status import EXIT_NO_STATE, cmd_status
+from amtuner.status import cmd_status
 
 STATES = {"": ControllerState(a=0.3, n=4, prev_pending=9, prev_running=2)}
 REPORT = CycleReport(
@@ -141,7 +142,7 @@ def test_no_state_yet_is_a_clear_error(config: Path) -> None:
         text=True,
         timeout=60,
     )
-    assert proc.returncode == EXIT_NO_STATE
+    assert proc.returncode == ExitCode.FAILED
     assert "no state yet in" in proc.stderr and proc.stdout == ""
 
 

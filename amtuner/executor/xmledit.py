@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from amtuner.executor.errors import ExecutorError, UnsafeXMLError
-from amtuner.model import GLOBAL_TARGET, SchedulerKind
+from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Real scheduler files are a few hundred KB at most; a larger one is refused unread."""
@@ -39,10 +39,7 @@ FS_QUEUE_TAGS = ("queue", "pool")
 """FS accepts ``<pool>`` (MR1 name) wherever ``<queue>`` is allowed."""
 
 
-def format_value(value: float) -> str:
-    """Hadoop parses with Float.parseFloat; keep the text short and stable ("0.35", "0.5")."""
-    text = f"{value:.4f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
+format_value = format_a
 
 
 def capacity_queue_path(target: str) -> str:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from amtuner.config import ControllerSettings
 from amtuner.controller import POLICIES
+from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
 from amtuner.sim.control import PERIOD_S, ControlledRun
 from amtuner.sim.sched_config import with_global_am_share
@@ -24,9 +25,6 @@ from amtuner.sim.simulation import (
 )
 from amtuner.sim.spec import HADOOP_VERSIONS, HEARTBEATS
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
 DEFAULT_MAX_SIM_SECONDS = 7 * 86400.0
 """A week of simulated time: far beyond any bundled workload, so hitting it means a stuck run."""
 
@@ -147,7 +145,8 @@ def run(args: argparse.Namespace) -> int:
         sim = build(args)
     except (ValueError, OSError) as exc:  # WorkloadError and SchedulerConfigError are ValueErrors
         print(f"amtuner simulate: {exc}", file=sys.stderr)
-        return EXIT_USAGE if not isinstance(exc, SchedulerConfigError | OSError) else EXIT_ERROR
+        failed = isinstance(exc, SchedulerConfigError | OSError)
+        return ExitCode.FAILED if failed else ExitCode.CONFIG
     policy = parse_policy(args.policy)
     with tempfile.TemporaryDirectory(prefix="amtuner-simulate-") as tmp:
         if isinstance(policy, str):
@@ -161,4 +160,4 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(result.to_json_dict(), sort_keys=True))
     else:
         print(format_text(result))
-    return EXIT_OK if result.finished else EXIT_ERROR
+    return ExitCode.OK if result.finished else ExitCode.FAILED

@@ -20,6 +20,7 @@ from types import FrameType
 
 import requests
 
+from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
 from amtuner.sim.rmapi import REFRESH_PATH, FaceOptions
 from amtuner.sim.server import SimServer
@@ -28,9 +29,6 @@ from amtuner.sim.workload import load_workload
 
 log = logging.getLogger(__name__)
 
-EXIT_OK = 0
-EXIT_ERROR = 1
-EXIT_USAGE = 2
 CONFIG_FILE_NAMES = {
     SchedulerKind.CAPACITY: "capacity-scheduler.xml",
     SchedulerKind.FAIR: "fair-scheduler.xml",
@@ -131,7 +129,7 @@ def run_sim(args: argparse.Namespace) -> int:
     kind = SchedulerKind(args.scheduler)
     if args.mutable_conf and kind is not SchedulerKind.CAPACITY:
         print("amtuner sim: --mutable-conf needs --scheduler capacity", file=sys.stderr)
-        return EXIT_USAGE
+        return ExitCode.CONFIG
     with ExitStack() as cleanup:
         try:
             workload = load_workload(args.workload, seed=args.seed)
@@ -160,10 +158,10 @@ def run_sim(args: argparse.Namespace) -> int:
             )
         except (ValueError, OSError) as e:  # WorkloadError, SchedulerConfigError, port in use
             print(f"amtuner sim: {e}", file=sys.stderr)
-            return EXIT_ERROR
+            return ExitCode.FAILED
         print(f"scheduler config: {path}", flush=True)
         _serve_until_signalled(server, sim)
-    return EXIT_OK
+    return ExitCode.OK
 
 
 def _serve_until_signalled(server: SimServer, sim: Simulation) -> None:
@@ -199,10 +197,10 @@ def run_refresh(args: argparse.Namespace) -> int:
             continue
         if r.ok:
             print(r.text.strip())
-            return EXIT_OK
+            return ExitCode.OK
         print(
             f"refreshQueues: {r.text.strip() or r.reason} (HTTP {r.status_code})", file=sys.stderr
         )
-        return EXIT_ERROR
+        return ExitCode.FAILED
     print(f"refreshQueues: no RM answered: {problem}", file=sys.stderr)
-    return EXIT_ERROR
+    return ExitCode.FAILED

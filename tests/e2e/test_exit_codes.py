@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from amtuner.commands import EXIT_CONFIG, EXIT_RECORD
+from amtuner.exitcodes import ExitCode
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_faults import healthy, seed_state
 
@@ -67,10 +67,10 @@ def test_a_bad_start_up_setting_exits_2_with_a_message(
     for command in ("once", "check"):
         run = amtuner(command, "--config", str(cfg))
         out = run.stdout + run.stderr
-        assert run.returncode == EXIT_CONFIG, (command, out)
+        assert run.returncode == ExitCode.CONFIG, (command, out)
         assert message in out and "Traceback" not in out, (command, out)
     code, out = run_daemon(cfg)
-    assert code == EXIT_CONFIG, out
+    assert code == ExitCode.CONFIG, out
     assert message in out and "Traceback" not in out, out
 
 
@@ -80,10 +80,10 @@ def test_a_state_file_that_is_not_utf8_exits_2(tmp_path: Path, canned_rm) -> Non
     for command in ("once", "status"):
         run = amtuner(command, "--config", str(cfg))
         out = run.stdout + run.stderr
-        assert run.returncode == EXIT_CONFIG, (command, out)
+        assert run.returncode == ExitCode.CONFIG, (command, out)
         assert "state file" in out and "UTF-8" in out and "Traceback" not in out, (command, out)
     code, out = run_daemon(cfg)
-    assert code == EXIT_CONFIG, out
+    assert code == ExitCode.CONFIG, out
     assert "UTF-8" in out and "Traceback" not in out, out
 
 
@@ -97,6 +97,6 @@ def test_a_change_applied_whose_audit_line_is_lost_has_its_own_exit_code(
     before = (tmp_path / "fair-scheduler.xml").read_bytes()
     run = amtuner("once", "--config", str(cfg))
     out = run.stdout + run.stderr
-    assert run.returncode == EXIT_RECORD, out
+    assert run.returncode == ExitCode.RECORD, out
     assert "cannot append to audit log" in out, out
     assert (tmp_path / "fair-scheduler.xml").read_bytes() != before, "the change was applied"

@@ -1,0 +1,50 @@
+"""What each `amtuner` exit status means, and which cycle error ends in which.
+
+Operators script against these (systemd's ``RestartPreventExitStatus=2``, cron wrappers, CI jobs
+running ``amtuner check``), so each number has one home here and the README's table is read from
+it (``tests`` tie the two).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from types import MappingProxyType
+
+
+class ExitCode(enum.IntEnum):
+    OK = 0
+    FAILED = 1
+    """The command ran but did not get what it was for: `check` found risks, `status` has no
+    state yet, a simulation did not finish, `run` stopped on an unexpected error."""
+    CONFIG = 2
+    """Usage or configuration (argparse's own code too): systemd should not restart on it."""
+    RM = 3
+    """The ResourceManager could not be read (unreachable, standby only, a garbage answer)."""
+    FILE = 4
+    """The scheduler configuration could not be read or safely edited; nothing changed."""
+    REFRESH = 5
+    """The file was written but the RM did not confirm the reload; the old file was restored."""
+    RECORD = 6
+    """A change was applied but its audit line or the state file could not be written."""
+
+    @classmethod
+    def for_error(cls, label: str | None) -> ExitCode:
+        """The exit status of a cycle that ended with error ``label`` (``None``: no error)."""
+        return cls.OK if label is None else _BY_ERROR.get(label, cls.RM)
+
+
+_BY_ERROR: Mapping[str, ExitCode] = MappingProxyType(
+    {
+        "refresh-failed": ExitCode.REFRESH,
+        "refresh-unusable": ExitCode.CONFIG,
+        "scheduler-file": ExitCode.FILE,
+        "scheduler-mismatch": ExitCode.FILE,
+        "unsafe-xml": ExitCode.FILE,
+        "concurrent-edit": ExitCode.FILE,
+        "write-failed": ExitCode.FILE,
+    }
+)
+"""Cycle error labels (`CycleReport.error`, the executor errors' ``label``) that are not the RM's
+fault; every other label is about reading the RM."""
+
