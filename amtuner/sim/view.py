@@ -2,7 +2,7 @@
 
 The simulation builds one with `Simulation.view()` (cost O(queues), never O(apps), so a scrape
 of a 10,000-app cluster stays cheap) and lists apps with `Simulation.app_views(states, limit)`.
-The RM face (`rmapi.py`) renders these as the REST JSON and web UI of a real RM, and nothing else
+The RM face (`rmapi`) renders these as the REST JSON and web UI of a real RM, and nothing else
 reaches into the simulation. Memory in MB, time in simulated seconds since the simulation started.
 """
 

@@ -1,0 +1,312 @@
+"""The RM's REST documents, rendered from a snapshot (pure: a `ClusterView` / `AppView` in,
+JSON-ready dicts out), so they can be checked field by field against real RM responses.
+
+Shapes follow Hadoop 3.x (yarn-facts §3): Jersey's "natural" JSON with a root wrapper, lists
+nested as ``{"queue": [...]}``. Where versions differ:
+
+* FairScheduler ``childQueues`` uses the 3.x shape ``{"queue": [...]}`` (2.x emitted a bare list);
+  leaves omit it, as the RM does.
+* ``/ws/v1/cluster/apps`` with no matching app answers ``{"apps": null}``, as the RM does.
+* ``clusterInfo.resourceManagerVersion`` matches the web UI layout (see `webui`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from amtuner.sim.rmapi.face import FaceOptions
+from amtuner.sim.view import AppView, ClusterView, QueueView, Res
+
+
+def _res(r: Res) -> dict[str, int]:
+    return {"memory": r.memory_mb, "vCores": r.vcores}
+
+
+def _pct(part: float, whole: float) -> float:
+    return part / whole * 100.0 if whole > 0 else 0.0
+
+
+def _scale(total: Res, fraction: float) -> Res:
+    return Res(int(total.memory_mb * fraction), int(total.vcores * fraction))
+
+
+def cluster_info(view: ClusterView, options: FaceOptions) -> dict[str, Any]:
+    version = options.rm_version
+    build = f"{version} from simulated by amtuner source checksum 0"
+    return {
+        "clusterInfo": {
+            "id": options.started_on_ms,
+            "startedOn": options.started_on_ms,
+            "state": "STARTED",
+            "haState": "STANDBY" if options.standby_of else "ACTIVE",
+            "rmStateStoreName": (
+                "org.apache.hadoop.yarn.server.resourcemanager.recovery.NullRMStateStore"
+            ),
+            "resourceManagerVersion": version,
+            "resourceManagerBuildVersion": build,
+            "resourceManagerVersionBuiltOn": "2024-01-01T00:00Z",
+            "hadoopVersion": version,
+            "hadoopBuildVersion": build,
+            "hadoopVersionBuiltOn": "2024-01-01T00:00Z",
+            "haZooKeeperConnectionState": (
+                "CONNECTED" if options.standby_of else "ResourceManager HA is not enabled."
+            ),
+        }
+    }
+
+
+def cluster_metrics(view: ClusterView) -> dict[str, Any]:
+    """Root-queue metrics; ``totalMB = available + allocated (+ reserved with CS)`` (§3.2)."""
+    total, alloc, rsv = view.total, view.allocated, view.reserved
+    if view.scheduler == "capacity":
+        avail = Res(
+            total.memory_mb - alloc.memory_mb - rsv.memory_mb,
+            total.vcores - alloc.vcores - rsv.vcores,
+        )
+    else:
+        avail = Res(total.memory_mb - alloc.memory_mb, total.vcores - alloc.vcores)
+    leaves = [q for q in view.queues if q.is_leaf]
+    pending_mem = sum(max(0, q.demand.memory_mb - q.used.memory_mb) for q in leaves)
+    pending_vc = sum(max(0, q.demand.vcores - q.used.vcores) for q in leaves)
+    return {
+        "clusterMetrics": {
+            "appsSubmitted": view.apps_submitted,
+            "appsCompleted": view.apps_completed,
+            "appsPending": view.apps_pending,
+            "appsRunning": view.apps_running,
+            "appsFailed": view.apps_failed,
+            "appsKilled": view.apps_killed,
+            "reservedMB": rsv.memory_mb,
+            "availableMB": avail.memory_mb,
+            "allocatedMB": alloc.memory_mb,
+            "pendingMB": pending_mem,
+            "reservedVirtualCores": rsv.vcores,
+            "availableVirtualCores": avail.vcores,
+            "allocatedVirtualCores": alloc.vcores,
+            "pendingVirtualCores": pending_vc,
+            "containersAllocated": view.containers_allocated,
+            "containersReserved": 0,
+            "containersPending": view.containers_pending,
+            "totalMB": total.memory_mb,
+            "totalVirtualCores": total.vcores,
+            "utilizedMBPercent": round(_pct(alloc.memory_mb, total.memory_mb)),
+            "utilizedVirtualCoresPercent": round(_pct(alloc.vcores, total.vcores)),
+            "rmSchedulerBusyPercent": -1,
+            "totalNodes": view.active_nodes,
+            "lostNodes": 0,
+            "unhealthyNodes": 0,
+            "decommissioningNodes": 0,
+            "decommissionedNodes": 0,
+            "rebootedNodes": 0,
+            "activeNodes": view.active_nodes,
+            "shutdownNodes": 0,
+            "totalUsedResourcesAcrossPartition": _res(alloc),
+            "totalClusterResourcesAcrossPartition": _res(total),
+            "totalReservedResourcesAcrossPartition": _res(rsv),
+            "totalAllocatedContainersAcrossPartition": view.containers_allocated,
+            "crossPartitionMetricsAvailable": view.scheduler == "capacity",
+        }
+    }
+
+
+def _by_path(view: ClusterView) -> dict[str, QueueView]:
+    return {q.path: q for q in view.queues}
+
+
+def _cs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView) -> dict[str, Any]:
+    """One CS queue (`CapacitySchedulerQueueInfo`); capacities in percent as the RM prints them."""
+    total = view.total
+    guaranteed = _scale(total, q.absolute_capacity)
+    eff_max = _scale(total, q.absolute_max_capacity)
+    pending_res = Res(
+        max(0, q.demand.memory_mb - q.used.memory_mb), max(0, q.demand.vcores - q.used.vcores)
+    )
+    capacities = {
+        "partitionName": "",
+        "capacity": q.capacity * 100,
+        "usedCapacity": _pct(q.used.memory_mb, guaranteed.memory_mb),
+        "maxCapacity": q.maximum_capacity * 100,
+        "absoluteCapacity": q.absolute_capacity * 100,
+        "absoluteUsedCapacity": _pct(q.used.memory_mb, total.memory_mb),
+        "absoluteMaxCapacity": q.absolute_max_capacity * 100,
+        "maxAMLimitPercentage": q.max_am_percent * 100,
+        "effectiveMinResource": _res(guaranteed),
+        "effectiveMaxResource": _res(eff_max),
+    }
+    usages = {
+        "partitionName": "",
+        "used": _res(q.used),
+        "reserved": _res(Res()),
+        "pending": _res(pending_res),
+        "amUsed": _res(q.am_used),
+        "amLimit": _res(q.am_limit),
+        "userAmLimit": _res(q.am_limit if q.is_leaf else Res()),
+    }
+    out: dict[str, Any] = {}
+    if q.is_leaf:
+        out["type"] = "capacitySchedulerLeafQueueInfo"
+    out |= {
+        "queuePath": q.path,
+        "capacity": capacities["capacity"],
+        "usedCapacity": capacities["usedCapacity"],
+        "maxCapacity": capacities["maxCapacity"],
+        "absoluteCapacity": capacities["absoluteCapacity"],
+        "absoluteMaxCapacity": capacities["absoluteMaxCapacity"],
+        "absoluteUsedCapacity": capacities["absoluteUsedCapacity"],
+        "numApplications": q.num_pending_apps + q.num_active_apps,
+        "queueName": q.path.rsplit(".", 1)[-1],
+        "state": "RUNNING",
+        "resourcesUsed": _res(q.used),
+        "hideReservationQueues": False,
+        "nodeLabels": ["*"],
+        "allocatedContainers": q.allocated_containers,
+        "reservedContainers": 0,
+        "pendingContainers": q.pending_containers,
+        "capacities": {"queueCapacitiesByPartition": [capacities]},
+        "resources": {"resourceUsagesByPartition": [usages]},
+        "minEffectiveCapacity": _res(guaranteed),
+        "maxEffectiveCapacity": _res(eff_max),
+        "maximumAllocation": _res(view.maximum_allocation),
+        "queuePriority": 0,
+        "orderingPolicyInfo": "fifo" if q.is_leaf else "utilization",
+    }
+    if not q.is_leaf:
+        out["queues"] = {"queue": [_cs_queue(by_path[c], by_path, view) for c in q.children]}
+        return out
+    out |= {
+        "numActiveApplications": q.num_active_apps,
+        "numPendingApplications": q.num_pending_apps,
+        "numContainers": q.allocated_containers,
+        "maxApplications": q.max_apps,
+        "maxApplicationsPerUser": q.max_apps,
+        "userLimit": 100.0,
+        "users": {},
+        "userLimitFactor": 1.0,
+        "configuredMaxAMResourceLimit": q.max_am_percent,
+        "AMResourceLimit": _res(q.am_limit),
+        "usedAMResource": _res(q.am_used),
+        "userAMResourceLimit": _res(q.am_limit),
+        "preemptionDisabled": True,
+        "intraQueuePreemptionDisabled": True,
+        "defaultPriority": 0,
+        "isAutoCreatedLeafQueue": False,
+        "maxApplicationLifetime": -1,
+        "defaultApplicationLifetime": -1,
+    }
+    return out
+
+
+def _fs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView) -> dict[str, Any]:
+    """One FS queue (`FairSchedulerQueueInfo`); ``maxResources`` clamped to the cluster."""
+    total = view.total
+    max_res = q.max_resources if q.max_resources.memory_mb > 0 else total
+    out: dict[str, Any] = {}
+    if q.is_leaf:
+        out["type"] = "fairSchedulerLeafQueueInfo"
+    out |= {
+        "maxApps": q.max_apps,
+        "minResources": _res(q.min_resources),
+        "maxResources": _res(
+            Res(min(max_res.memory_mb, total.memory_mb), min(max_res.vcores, total.vcores))
+        ),
+        "usedResources": _res(q.used),
+        "amUsedResources": _res(q.am_used),
+        "amMaxResources": _res(q.am_limit),
+        "demandResources": _res(q.demand),
+        "steadyFairResources": _res(q.steady_fair_share),
+        "fairResources": _res(q.fair_share),
+        "clusterResources": _res(total),
+        "reservedResources": _res(Res()),
+        "maxContainerAllocation": _res(view.maximum_allocation),
+        "pendingContainers": q.pending_containers,
+        "allocatedContainers": q.allocated_containers,
+        "reservedContainers": 0,
+        "queueName": q.path,
+        "schedulingPolicy": q.scheduling_policy,
+        "preemptable": True,
+    }
+    if q.is_leaf:
+        out["numPendingApps"] = q.num_pending_apps
+        out["numActiveApps"] = q.num_active_apps
+    else:
+        out["childQueues"] = {"queue": [_fs_queue(by_path[c], by_path, view) for c in q.children]}
+    return out
+
+
+def scheduler_info(view: ClusterView) -> dict[str, Any]:
+    by_path = _by_path(view)
+    root = by_path["root"]
+    if view.scheduler == "fair":
+        info: dict[str, Any] = {
+            "type": "fairScheduler",
+            "rootQueue": _fs_queue(root, by_path, view),
+        }
+        return {"scheduler": {"schedulerInfo": info}}
+    rendered = _cs_queue(root, by_path, view)
+    info = {
+        "type": "capacityScheduler",
+        "capacity": 100.0,
+        "usedCapacity": _pct(root.used.memory_mb, view.total.memory_mb),
+        "maxCapacity": 100.0,
+        "queueName": "root",
+        "queuePath": "root",
+        "queues": rendered["queues"],
+        "capacities": rendered["capacities"],
+        "maximumAllocation": _res(view.maximum_allocation),
+        "queuePriority": 0,
+        "orderingPolicyInfo": "utilization",
+    }
+    return {"scheduler": {"schedulerInfo": info}}
+
+
+_FINAL_STATUS = {"FINISHED": "SUCCEEDED", "FAILED": "FAILED", "KILLED": "KILLED"}
+
+
+def app_info(app: AppView, view: ClusterView, options: FaceOptions) -> dict[str, Any]:
+    """One `AppInfo`. RM ``startedTime`` is the submission time; ``launchTime`` the AM start."""
+
+    def ms(t: float | None) -> int:
+        return 0 if t is None else options.started_on_ms + round(t * 1000)
+
+    end = app.finished_s if app.finished_s is not None else view.now_s
+    finished = app.finished_s is not None
+    tracking_ui = "History" if finished else "ApplicationMaster" if app.started_s else "UNASSIGNED"
+    return {
+        "id": app.app_id,
+        "user": app.user,
+        "name": app.name,
+        "queue": app.queue,
+        "state": app.state,
+        "finalStatus": _FINAL_STATUS.get(app.state, "UNDEFINED"),
+        "progress": app.progress,
+        "trackingUI": tracking_ui,
+        "trackingUrl": f"http://localhost:8088/proxy/{app.app_id}/",
+        "diagnostics": "",
+        "clusterId": options.started_on_ms,
+        "applicationType": "MAPREDUCE",
+        "applicationTags": "",
+        "priority": 0,
+        "startedTime": ms(app.submitted_s),
+        "launchTime": ms(app.started_s),
+        "finishedTime": ms(app.finished_s),
+        "elapsedTime": max(0, round((end - app.submitted_s) * 1000)),
+        "allocatedMB": app.allocated.memory_mb,
+        "allocatedVCores": app.allocated.vcores,
+        "reservedMB": 0,
+        "reservedVCores": 0,
+        "runningContainers": app.running_containers,
+        "queueUsagePercentage": 0.0,
+        "clusterUsagePercentage": _pct(app.allocated.memory_mb, view.total.memory_mb),
+        "numNonAMContainerPreempted": 0,
+        "numAMContainerPreempted": 0,
+        "logAggregationStatus": "DISABLED",
+        "unmanagedApplication": False,
+        "amNodeLabelExpression": "",
+    }
+
+
+def apps_info(apps: list[AppView], view: ClusterView, options: FaceOptions) -> dict[str, Any]:
+    if not apps:
+        return {"apps": None}
+    return {"apps": {"app": [app_info(a, view, options) for a in apps]}}
