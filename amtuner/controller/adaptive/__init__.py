@@ -14,7 +14,7 @@ FairScheduler, down to 1 - T2; room while apps wait, raise (unless every waiting
 last raise has not shown, or the running apps are in their tail: then one AM after the room
 shows twice); between ROOMY and FULL, hold; full while apps wait, lower straight to where tasks
 keep their aim (`task_aim`) unless they already do, AM use is still over A, jobs are short, or
-A is at the goal.
+A is at the goal. The law's reasons and measurements: docs/policies.md.
 """
 
 from __future__ import annotations
