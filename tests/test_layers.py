@@ -1,0 +1,78 @@
+"""The layering the code keeps, enforced: pure policies, a simulator core that knows nothing of
+the loop it is used to test, and a monitor and an executor that never reach into each other.
+Read from the source (every import, at module level or inside a function), so a lazy import
+cannot slip past."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parents[1] / "amtuner"
+
+LOOP = ("amtuner.cycle", "amtuner.daemon", "amtuner.commands", "amtuner.cli", "amtuner.demo")
+SIM_HARNESS = ("amtuner.sim.control", "amtuner.sim.cli")
+"""The simulator's modules that run amtuner's own loop against it (the rest is its core)."""
+
+RULES: tuple[tuple[str, tuple[str, ...], tuple[str, ...], str], ...] = (
+    (
+        "amtuner.controller",
+        (),
+        ("amtuner.monitor", "amtuner.executor", "amtuner.sim", "requests", *LOOP),
+        "a policy is a pure function of values: it reads no RM and writes no file",
+    ),
+    ("amtuner.monitor", (), ("amtuner.executor", *LOOP), "reading the RM never writes"),
+    ("amtuner.executor", (), ("amtuner.monitor", *LOOP), "writing never reads the RM's figures"),
+    (
+        "amtuner.sim",
+        SIM_HARNESS,
+        ("amtuner.controller", "amtuner.monitor", "amtuner.executor", "amtuner.guard", *LOOP),
+        "the simulated RM is tested by the loop, so it must not contain it",
+    ),
+    ("amtuner.model", (), ("amtuner.",), "the values every layer shares depend on nothing"),
+)
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def within(name: str, prefix: str) -> bool:
+    return name == prefix or name.startswith(prefix if prefix.endswith(".") else prefix + ".")
+
+
+MODULES = {module_name(p): p for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+@pytest.mark.parametrize("layer, exempt, forbidden, why", RULES, ids=[r[0] for r in RULES])
+def test_layer_imports_nothing_above_it(
+    layer: str, exempt: tuple[str, ...], forbidden: tuple[str, ...], why: str
+) -> None:
+    broken = [
+        f"{name} imports {target}"
+        for name, path in MODULES.items()
+        if within(name, layer) and not any(within(name, e) for e in exempt)
+        for target in sorted(imports(path))
+        if any(within(target, f) for f in forbidden)
+    ]
+    assert not broken, f"{why}: " + "; ".join(broken)
+
+
+def test_the_rules_see_the_modules() -> None:
+    """A rule whose layer matches no module would pass forever."""
+    for layer, *_ in RULES:
+        assert any(within(name, layer) for name in MODULES), layer
