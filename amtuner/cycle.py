@@ -16,6 +16,7 @@ from amtuner import guard
 from amtuner.config import Config, refresh_mismatch
 from amtuner.controller import Policy, get_policy
 from amtuner.executor import (
+    Edit,
     ExecutorError,
     NoRefresh,
     Refresher,
@@ -24,8 +25,16 @@ from amtuner.executor import (
     SchedulerFile,
     apply_edit,
 )
-from amtuner.executor.refresh import SCHEDULER_CONF_PATH, refresh_back
-from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, SchedulerKind
+from amtuner.executor.refresh import refresh_back
+from amtuner.executor.source import open_config, rm_store
+from amtuner.model import (
+    GLOBAL_TARGET,
+    SAME_A,
+    ControllerState,
+    Decision,
+    Observation,
+    SchedulerKind,
+)
 from amtuner.monitor import ObservationError
 
 
@@ -85,71 +94,94 @@ class Cycle:
     policy: Policy | None = None
     clock: Callable[[], float] = time.time
     read_file: Callable[[Path, SchedulerKind], SchedulerFile] = SchedulerFile.read
-    pause_reason: str | None = None
-    """Why the daemon paused (e.g. a signal): as with the pause file, decide but write nothing."""
+    paused_by: Callable[[], str | None] = lambda: None
+    """Why the caller has paused (the daemon: a signal), or None: as with the pause file, decide
+    but write nothing. Asked at the start and again just before the write, so a pause that
+    arrives while the cycle observes or decides still stops the write."""
 
     def run(self, states: Mapping[str, ControllerState]) -> tuple[CycleReport, States]:
         started = self.clock()
         report, new_states = self._run(dict(states))
         return replace(report, started=started, duration_s=self.clock() - started), new_states
 
+    def _pause(self) -> str | None:
+        """Why nothing may be written now: the caller's pause, then the pause file."""
+        reason = self.paused_by()
+        if reason is None and guard.paused(self.config.guard):
+            reason = f"{self.config.guard.pause_file} exists"
+        return reason
+
     def _run(self, states: States) -> tuple[CycleReport, States]:
         cfg = self.config
-        targets = cfg.scheduler.targets or (GLOBAL_TARGET,)
-        paused = self.pause_reason is not None or guard.paused(cfg.guard)
-        blank = CycleReport(
-            started=0.0, duration_s=0.0, observation=None, dry_run=cfg.dry_run, paused=paused
+        pause = self._pause()
+        report = CycleReport(
+            started=0.0, duration_s=0.0, observation=None, dry_run=cfg.dry_run,
+            paused=pause is not None,
+        )  # fmt: skip
+        try:
+            obs = self._observe()
+            report = replace(report, observation=obs)
+            store, sched_file = self._open(obs.scheduler)
+            if not sched_file.schedules_vcores:
+                obs = replace(obs, vcores_scheduled=False)
+                report = replace(report, observation=obs)
+            hypothetical = cfg.dry_run or pause is not None
+            decisions, new_states, values = self._decide(obs, sched_file, states, hypothetical)
+            report = replace(report, decisions=decisions)
+            if not values:
+                return replace(report, message="no change"), new_states
+            edit = sched_file.edit(values)
+            if not edit.changed:
+                return replace(report, message="no change: the file already holds it"), new_states
+            report = replace(report, diff=edit.diff, refresh=self.refresher.describe())
+            pause = pause or self._pause()
+            if cfg.dry_run or pause is not None:
+                return _would_apply(report, edit, store, pause), new_states
+            self._apply(edit, store)
+        except _Failed as exc:
+            return replace(report, error=exc.error, message=str(exc)), states
+        except ObservationError as exc:
+            return replace(report, error=exc.reason, message=str(exc)), states
+        except ExecutorError as exc:
+            return replace(report, error=exc.label, message=str(exc)), states
+        written = ("" if store else f"wrote {edit.path} and ") + f"refreshed with {report.refresh}"
+        return replace(report, applied=True, message=written), _mark_written(
+            new_states, edit, values, obs.time
         )
 
-        def failed(error: str, message: str, **kw: object) -> tuple[CycleReport, States]:
-            return replace(blank, error=error, message=message, **kw), states
+    def _observe(self) -> Observation:
+        targets = self.config.scheduler.targets
+        return self.monitor.observe([t for t in targets if t != GLOBAL_TARGET])
 
-        try:
-            obs = self.monitor.observe([t for t in targets if t != GLOBAL_TARGET])
-        except ObservationError as exc:
-            return failed(exc.reason, str(exc))
-        blank = replace(blank, observation=obs)
-
-        kind = obs.scheduler
+    def _open(self, kind: SchedulerKind) -> tuple[RestRefresher | None, SchedulerFile]:
+        """The configuration to edit, once the RM's scheduler is known to be one this config
+        can tune; with a store (no file), a CapacityScheduler's mutable configuration."""
+        cfg = self.config
         if cfg.scheduler.kind not in ("auto", kind):
-            return failed(
+            raise _Failed(
                 "scheduler-mismatch",
                 f"config says scheduler.kind {cfg.scheduler.kind} but the RM runs the {kind} "
                 "scheduler; nothing changed",
             )
         unusable = refresh_mismatch(kind, _method_of(self.refresher))
         if unusable is not None:
-            return failed("refresh-unusable", f"refresh.method: {unusable}; nothing changed")
-        # Without a file, a CapacityScheduler's mutable store is the configuration (refresh rest).
-        store: RestRefresher | None = None
-        if cfg.scheduler.config_file is None:
-            if not (isinstance(self.refresher, RestRefresher) and kind is SchedulerKind.CAPACITY):
-                return failed(
-                    "scheduler-file",
-                    "scheduler.config_file is not set, and only a CapacityScheduler with "
-                    "refresh.method rest can be tuned without it; nothing changed",
-                )
-            store = self.refresher
-        try:
-            if store is not None:
-                sched_file = SchedulerFile(Path(SCHEDULER_CONF_PATH), kind, store.fetch())
-            else:
-                sched_file = self.read_file(cfg.scheduler.config_file, kind)  # type: ignore[arg-type]
-        except ExecutorError as exc:
-            return failed(exc.label, str(exc))
-        if not sched_file.schedules_vcores:
-            obs = replace(obs, vcores_scheduled=False)
-            blank = replace(blank, observation=obs)
+            raise _Failed("refresh-unusable", f"refresh.method: {unusable}; nothing changed")
+        store = rm_store(cfg.scheduler.config_file, kind, self.refresher)
+        return store, open_config(cfg.scheduler.config_file, kind, self.refresher, self.read_file)
 
+    def _decide(
+        self, obs: Observation, sched_file: SchedulerFile, states: States, hypothetical: bool
+    ) -> tuple[tuple[Decision, ...], States, dict[str, float]]:
+        """Policy then guard, per target: the decisions, the states after them, and the values
+        to write (the targets whose decided A differs from the file's)."""
+        cfg = self.config
+        targets = cfg.scheduler.targets or (GLOBAL_TARGET,)
         policy = self.policy or get_policy(cfg.controller.policy)
+        # Raises for an undeclared or parent queue, or a value that is not a number.
+        in_file = {target: sched_file.effective_value(target) for target in targets}
         decisions: list[Decision] = []
         new_states = dict(states)
         values: dict[str, float] = {}
-        hypothetical = cfg.dry_run or paused
-        try:  # an undeclared or parent queue, a value that is not a number
-            in_file = {target: sched_file.effective_value(target) for target in targets}
-        except ExecutorError as exc:
-            return failed(exc.label, str(exc))
         for target in targets:
             on_disk = in_file[target]
             state = _baseline(states.get(target), on_disk, cfg, trust_state=hypothetical)
@@ -161,47 +193,48 @@ class Cycle:
             new_states[target] = new_state
             if decision.changed and decision.new_a != on_disk:
                 values[target] = decision.new_a
-        blank = replace(blank, decisions=tuple(decisions))
+        return tuple(decisions), new_states, values
 
-        if not values:
-            return replace(blank, message="no change"), new_states
-        try:
-            edit = sched_file.edit(values)
-        except ExecutorError as exc:
-            return failed(exc.label, str(exc))
-        if not edit.changed:
-            return replace(blank, message="no change: the file already holds it"), new_states
-        refresh = self.refresher.describe()
-        blank = replace(blank, diff=edit.diff, refresh=refresh)
-        if hypothetical:
-            why = "dry-run" if cfg.dry_run else (
-                f"paused ({self.pause_reason or f'{cfg.guard.pause_file} exists'})"
+    def _apply(self, edit: Edit, store: RestRefresher | None) -> None:
+        cfg = self.config
+        if store is None:
+            apply_edit(
+                edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
             )
-            action = "" if store else f"write {edit.path} and "
-            message = f"{why}: would {action}refresh with {refresh}"
-            return replace(blank, message=message), new_states
+            return
         try:
-            if store is not None:
-                try:
-                    store.refresh(edit)
-                except RefreshError as e:
-                    # A PUT may be applied after its connection dropped: put the old values back.
-                    raise refresh_back(edit, store, e) from e
-            else:
-                apply_edit(
-                    edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
-                )
-        except ExecutorError as exc:
-            return failed(exc.label, str(exc), diff=edit.diff, refresh=refresh)
-        for target, (_, written) in edit.targets.items():
-            changed = replace(new_states[target], a=values[target] if written is None else written)
-            new_states[target] = guard.mark_changed(changed, obs.time)
-        message = ("" if store else f"wrote {edit.path} and ") + f"refreshed with {refresh}"
-        return replace(blank, applied=True, message=message), new_states
+            store.refresh(edit)
+        except RefreshError as e:
+            # A PUT may be applied after its connection dropped: put the old values back.
+            raise refresh_back(edit, store, e) from e
 
 
-SAME_VALUE = 5e-5
-"""Values closer than this are the same A: files hold at most 4 decimals."""
+class _Failed(Exception):
+    """A cycle that must stop for a reason no collaborator raised (a config that does not fit
+    the RM); ``error`` is its report label."""
+
+    def __init__(self, error: str, message: str) -> None:
+        super().__init__(message)
+        self.error = error
+
+
+def _would_apply(
+    report: CycleReport, edit: Edit, store: RestRefresher | None, pause: str | None
+) -> CycleReport:
+    """The dry-run or paused outcome: what would be written and refreshed."""
+    why = "dry-run" if report.dry_run else f"paused ({pause})"
+    action = "" if store else f"write {edit.path} and "
+    message = f"{why}: would {action}refresh with {report.refresh}"
+    return replace(report, paused=pause is not None, message=message)
+
+
+def _mark_written(states: States, edit: Edit, values: Mapping[str, float], when: float) -> States:
+    """After an applied change: each target's A is what was written, and its hold-off starts."""
+    marked = dict(states)
+    for target, (_, written) in edit.targets.items():
+        changed = replace(marked[target], a=values[target] if written is None else written)
+        marked[target] = guard.mark_changed(changed, when)
+    return marked
 
 
 def _baseline(
@@ -218,8 +251,6 @@ def _baseline(
     start = hi if on_disk < 0 else min(max(on_disk, lo), hi)
     if state is None:
         return ControllerState(a=start)
-    if trust_state or abs(state.a - on_disk) < SAME_VALUE:
+    if trust_state or abs(state.a - on_disk) < SAME_A:
         return state
     return replace(state, a=start, n=1)
-
-

@@ -9,10 +9,16 @@ What an operator can rely on:
   itself, and anything unexpected is logged with its traceback and counted
   (``amtuner_cycles_total{result="crashed"}``).
 * Signals are handled on the main thread with ``sigtimedwait``, never in a handler, so nothing
-  re-enters a lock: SIGTERM/SIGINT let the running cycle finish and exit 0; SIGHUP reloads the
-  config (an invalid one is refused and the old one kept); SIGUSR1 pauses (monitor, write
-  nothing) and SIGUSR2 resumes, like the pause file. The refresh command inherits the blocked
-  signals, so a Ctrl-C does not cut a `yarn rmadmin` short; its own timeout still kills it.
+  re-enters a lock: SIGTERM/SIGINT let the running cycle finish (its write, refresh, audit line
+  and state) and exit 0; SIGHUP reloads the config (an invalid one is refused and the old one
+  kept); SIGUSR1 pauses (monitor, write nothing) and SIGUSR2 resumes, like the pause file; a
+  SIGUSR1 that arrives while a cycle observes or decides stops that cycle's write too. The
+  refresh command inherits the blocked signals, so a Ctrl-C does not cut a `yarn rmadmin` short;
+  its own timeout still kills it.
+* Each cycle holds the cycle lock (`amtuner.lock`) shared with `amtuner once` and any other
+  `run` on the same state file, and starts from the state file when another process saved
+  there, so the guard's step limit and hold-off hold across processes. A cycle that cannot get
+  the lock within a few seconds is skipped (``amtuner_cycles_skipped{reason="locked"}``).
 * The controller state is saved after every live cycle (with a summary for `amtuner status`), so a
   restart continues the bisection; A itself is re-read from the scheduler file each cycle. In
   dry-run only the summary is saved, so `amtuner status` shows what the dry run would do.
@@ -39,7 +45,7 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from prometheus_client import REGISTRY, CollectorRegistry, disable_created_metrics
 
-from amtuner import audit, guard, sdnotify
+from amtuner import audit, guard, lock, sdnotify
 from amtuner.commands import STARTUP_ERRORS, build_cycle, target_name
 from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle, CycleReport, States
@@ -97,10 +103,13 @@ class Daemon:
         self.registry = registry
         self._build = build
         self.cfg = cfg
-        self._cycle = build(cfg)
+        self._cycle = self._build_cycle(cfg)
         self._persisted: States = load_states(cfg.state_file)
         self._states: States = dict(self._persisted)
         """In-memory controller state; differs from the saved one in dry-run or while paused."""
+        self._on_disk: States = dict(self._persisted)
+        """The states this process last read from or wrote to the state file: anything else
+        found there was written by another amtuner process."""
         self.paused_by_signal = False
         self._last_failure: tuple[str, str] | None = None
         """The last cycle's error and message: the same failure is logged once, not every period
@@ -144,12 +153,38 @@ class Daemon:
         self.last_end = time.monotonic()
 
     def _run_cycle(self) -> None:
-        cycle = self._cycle
-        cfg = cycle.config
-        if self.paused_by_signal:
-            cycle = replace(cycle, pause_reason="SIGUSR1; SIGUSR2 resumes")
+        cfg = self._cycle.config
+        try:
+            with lock.held(lock.path_for(cfg.state_file)):
+                self._adopt_saved_states(cfg)
+                self._cycle_under_lock(cfg)
+        except lock.LockUnavailable as exc:
+            self._skip_locked(exc)
+
+    def _adopt_saved_states(self, cfg: Config) -> None:
+        """Continue from the state file when another process (`once`, a second `run`) saved
+        there since this one did: its change started a hold-off, and the guard's step limit is
+        from its A, so deciding from this process's memory would break both."""
+        try:
+            saved = load_states(cfg.state_file)
+        except StateError as exc:
+            log.error("%s; continuing from this process's own state", exc)
+            return
+        if saved == self._on_disk:
+            return
+        log.info("%s was saved by another amtuner process: continuing from it", cfg.state_file)
+        self._persisted = self._on_disk = saved
+        self._states = dict(saved)
+
+    def _build_cycle(self, cfg: Config) -> Cycle:
+        return replace(self._build(cfg), paused_by=self._signal_pause)
+
+    def _signal_pause(self) -> str | None:
+        return "SIGUSR1; SIGUSR2 resumes" if self.paused_by_signal else None
+
+    def _cycle_under_lock(self, cfg: Config) -> None:
         before = self._states
-        report, states = cycle.run(before)
+        report, states = self._cycle.run(before)
         failure = None if report.error is None else (report.error, report.message)
         log_report(report, repeated=failure is not None and failure == self._last_failure)
         self._last_failure = failure
@@ -170,7 +205,18 @@ class Daemon:
             save_states(cfg.state_file, self._persisted, summarize(report, states))
         except StateError as exc:
             log.error("%s; a restart would begin the search again", exc)
+        else:
+            self._on_disk = self._persisted
         sdnotify.notify(f"STATUS={status_line(report)}")
+
+    def _skip_locked(self, exc: lock.LockUnavailable) -> None:
+        """Another process's cycle holds the lock: this period observes nothing and writes
+        nothing; the next one tries again. Logged once per streak, counted every time."""
+        repeated = self._last_failure is not None and self._last_failure[0] == lock.LABEL
+        log.log(logging.DEBUG if repeated else logging.WARNING, "cycle skipped: %s", exc)
+        self._last_failure = (lock.LABEL, str(exc))
+        self.metrics.skipped.labels(lock.LABEL).inc()
+        sdnotify.notify(f"STATUS=last cycle skipped: {lock.LABEL}")
 
     def _skipped(self, event: JobEvent) -> None:
         if event.code == EVENT_JOB_MISSED:
@@ -188,7 +234,7 @@ class Daemon:
             new = load_config(self.config_path)
             if self.force_dry_run:
                 new = new.with_dry_run(True)
-            cycle = self._build(new)
+            cycle = self._build_cycle(new)
         except Exception as exc:  # a config error, or a session that cannot be built from it
             log.error("reload refused, keeping the running config: %s", exc)
             return False
@@ -258,6 +304,7 @@ class Daemon:
                 log.info("stopping: letting the running cycle finish")
             finally:
                 self.stop()
+                _drain_signals()
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, old_mask)
         log.info("stopped")
@@ -280,6 +327,14 @@ class Daemon:
                 self.reload()
             else:
                 self.set_paused(signo == signal.SIGUSR1)
+
+
+def _drain_signals() -> None:
+    """Take the signals that arrived while the last cycle finished (a second Ctrl-C, a
+    SIGTERM from a stop script after systemd's): unblocked, they would kill the process or
+    raise KeyboardInterrupt after the cycle it waited for, and the exit status would not be 0."""
+    while (info := signal.sigtimedwait(SIGNALS, 0)) is not None:
+        log.info("%s while stopping: ignored", signal.Signals(info.si_signo).name)
 
 
 def status_line(report: CycleReport) -> str:

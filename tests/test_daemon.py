@@ -27,6 +27,7 @@ import yaml
 from prometheus_client import CollectorRegistry
 
 from amtuner import daemon as daemon_mod
+from amtuner import lock
 from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle
 from amtuner.daemon import Daemon, JournalFormatter, check_timeouts, setup_logging
@@ -133,6 +134,7 @@ def setup(tmp_path: Path) -> Setup:
 class ExplodingCycle:
     config: Config
     runs: int = 0
+    paused_by: Callable[[], str | None] = lambda: None
 
     def run(self, states: object) -> None:
         self.runs += 1
@@ -193,6 +195,7 @@ def test_a_file_the_target_cannot_be_read_from_is_logged_once_per_change_not_a_c
 @dataclass
 class SlowCycle:
     config: Config
+    paused_by: Callable[[], str | None] = lambda: None
 
     def run(self, states: object) -> None:
         time.sleep(0.3)
@@ -282,6 +285,81 @@ def test_sigusr1_pauses_writing_and_sigusr2_resumes(setup: Setup) -> None:
     assert setup.metric("amtuner_paused") == 0
     assert setup.a_on_disk() != "0.1"
     assert len(setup.refresher.edits) == 1
+
+
+@dataclass
+class PausedWhileObserving(RisingMonitor):
+    """SIGUSR1 arrives while the cycle waits on the RM (the main thread sets the flag)."""
+
+    daemon: Daemon | None = None
+
+    def observe(self, targets: Sequence[str] = ()) -> Observation:
+        assert self.daemon is not None
+        self.daemon.set_paused(True)
+        return super().observe(targets)
+
+
+def test_a_pause_that_arrives_during_a_cycle_stops_its_write(setup: Setup) -> None:
+    setup.monitor = monitor = PausedWhileObserving()
+    d = setup.daemon()
+    monitor.daemon = d
+    d.run_cycle()
+    assert setup.a_on_disk() == "0.1"
+    assert setup.refresher.edits == []
+    last = load_last_cycle(setup.tmp / "state.json")
+    assert last is not None and last["paused"] and "would write" in last["message"], last
+    assert load_states(setup.tmp / "state.json") == {}
+    assert not (setup.tmp / "audit.jsonl").exists()
+
+
+def hold_lock(path: Path) -> subprocess.Popen[str]:
+    """Another process holding the cycle lock until its stdin closes."""
+    code = (
+        "import fcntl, os, sys; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT); "
+        "fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); sys.stdin.read()"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        text=True,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stdout.readline() == "held\n"
+    return proc
+
+
+def test_a_cycle_that_cannot_take_the_lock_is_skipped_and_writes_nothing(
+    setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
+    d = setup.daemon()
+    holder = hold_lock(lock.path_for(setup.tmp / "state.json"))
+    try:
+        d.run_cycle()
+        d.run_cycle()
+    finally:
+        holder.communicate("")
+    assert setup.a_on_disk() == "0.1" and setup.monitor.calls == 0
+    assert not (setup.tmp / "state.json").exists()
+    assert setup.metric("amtuner_cycles_skipped_total", {"reason": "locked"}) == 2
+    assert setup.metric("amtuner_cycles_total", {"result": "crashed"}) == 0
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and "another amtuner process" in warned[0], warned
+    d.run_cycle()  # released: the next period runs
+    assert setup.a_on_disk() != "0.1"
+
+
+def test_a_change_another_process_saved_starts_the_hold_off_here_too(setup: Setup) -> None:
+    """`amtuner once` changed A and saved its state while the daemon slept: the daemon's next
+    cycle continues from that state, so the once's hold-off applies to it."""
+    d = setup.daemon(guard={"hold_off_seconds": 3600})
+    other = Daemon(setup.config_path, d.cfg, registry=CollectorRegistry(), build=setup.build)
+    other.run_cycle()
+    changed = setup.a_on_disk()
+    assert changed != "0.1"
+    d.run_cycle()
+    assert setup.a_on_disk() == changed
+    last = load_last_cycle(setup.tmp / "state.json")
+    assert last is not None and last["decisions"][0]["rule"] == "hold", last
+    held = load_states(setup.tmp / "state.json")[""]
+    assert (held.a, held.extra) == (other._persisted[""].a, other._persisted[""].extra)
 
 
 def test_reload_refuses_a_broken_config_and_applies_a_valid_one(
