@@ -30,370 +30,49 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
-import math
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, Literal, get_args
-from urllib.parse import urlsplit
+from typing import Final, get_args
 
 import yaml
 
-SchedulerKindSetting = Literal["auto", "capacity", "fair"]
-RefreshMethod = Literal["command", "rest", "none"]
-PolicyName = Literal["paper", "adaptive"]
-"""Must list exactly the names `amtuner.controller.get_policy` knows (a test ties the two)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One thing wrong with a config: where (key path, line) and why."""
-
-    path: str
-    """``controller.t2``, ``scheduler.targets[0]``; empty for the document itself."""
-    reason: str
-    line: int | None = None
-    """1-based line in the YAML file, when the config came from one."""
-
-
-class ConfigError(ValueError):
-    """A config file that cannot be used; the message names the file, key path and reason.
-
-    Every problem found is reported at once (one per line), so an operator fixes a file in one
-    round; ``problems`` holds them for callers that want them separately.
-    """
-
-    def __init__(self, message: str, problems: tuple[Problem, ...] = ()) -> None:
-        super().__init__(message)
-        self.problems = problems
-
-
-REST_SUFFIX = "/ws/v1"
-"""Where an RM serves its REST API below its web address (``RMWebApp``, Hadoop 2.x-3.x)."""
-
-
-@dataclass(frozen=True, slots=True)
-class RMEndpoint:
-    """Where one entry of ``rm.urls`` serves the REST API and the web UI.
-
-    An entry is either the RM (or a proxy path in front of it): ``http://rm1:8088``, REST at
-    ``…/ws/v1``, web UI at ``…/cluster``; or, when its path ends in ``/v1``, the REST base
-    itself: ``http://rm1:8088/ws/v1`` (web UI at ``http://rm1:8088``), or a gateway's path for
-    the RM's ``/ws/v1`` such as Apache Knox's RESOURCEMANAGER service,
-    ``https://knox:8443/gateway/default/resourcemanager/v1`` (which Knox maps to
-    ``/ws/v1``), whose web UI lives elsewhere (``rm.web_ui_urls``).
-    """
-
-    url: str
-    """The entry as configured (no trailing ``/``): what messages and sources name."""
-    rest: str
-    """The base that ``/cluster/info``, ``/cluster/metrics`` and ``/cluster/scheduler`` follow."""
-    web: str | None
-    """The base that ``/cluster`` follows; None when the entry names a gateway's REST path."""
-
-    @classmethod
-    def of(cls, url: str) -> RMEndpoint:
-        url = url.rstrip("/")
-        path = urlsplit(url).path
-        if path.endswith(REST_SUFFIX):
-            return cls(url, url, url[: -len(REST_SUFFIX)])
-        if path.endswith("/v1"):
-            return cls(url, url, None)
-        return cls(url, url + REST_SUFFIX, url)
-
-
-@dataclass(frozen=True, slots=True)
-class RMSettings:
-    urls: tuple[str, ...] = ("http://127.0.0.1:8088",)
-    """Every RM of an HA pair; the active one is found through its REST ``/cluster/info``.
-    Each is an RM or a REST base (`RMEndpoint`). Redirects are followed only among these."""
-    web_ui_urls: tuple[str, ...] = ()
-    """Web UI bases for the fallback (``/cluster`` follows) where ``urls`` name a gateway's
-    REST path (Knox's YARNUI service: ``https://knox:8443/gateway/default/yarn``); empty = the
-    RMs of ``urls`` themselves."""
-    connect_timeout_seconds: float = 3.0
-    read_timeout_seconds: float = 5.0
-    verify: bool | str = True
-    """TLS: True, or the path of the cluster's CA bundle."""
-    insecure_skip_verify: bool = False
-    client_cert: str | None = None
-    client_key: str | None = None
-    kerberos: bool = False
-    """SPNEGO through the optional ``requests-gssapi`` (pip install 'amtuner[kerberos]')."""
-    user_name: str | None = None
-    """``?user.name=`` for RMs with simple (pseudo) authentication."""
-    web_ui_fallback: bool = True
-
-
-@dataclass(frozen=True, slots=True)
-class SchedulerSettings:
-    kind: SchedulerKindSetting = "auto"
-    config_file: Path | None = None
-    """fair-scheduler.xml or capacity-scheduler.xml. Required in a config file; None only in
-    the bare dataclass default."""
-    targets: tuple[str, ...] = ()
-    """Leaf queues to tune (``root.default``); empty = the scheduler-wide value."""
-
-
-@dataclass(frozen=True, slots=True)
-class RefreshSettings:
-    method: RefreshMethod = "command"
-    command: tuple[str, ...] = ("yarn", "rmadmin", "-refreshQueues")
-    """Run without a shell; the first word is looked up on PATH."""
-    timeout_seconds: float = 15.0
-
-
-@dataclass(frozen=True, slots=True)
-class ControllerSettings:
-    policy: PolicyName = "paper"
-    t1: float = 1.0
-    t2: float = 0.5
-    t3: float = 0.8
-    step: float = 0.05
-    a_min: float = 0.05
-    a_max: float = 0.95
-    period_seconds: float = 30.0
-    unit_mb: int = 1024
-    """The paper's Unit: one container's memory, for its estimate M_AMs = R x Unit x 2."""
-
-
-@dataclass(frozen=True, slots=True)
-class GuardSettings:
-    """What an operator expects around any automatic change (issue: daemon guard rails)."""
-
-    max_change_per_cycle: float = 0.2
-    """Largest |new A - old A| applied in one cycle; larger decisions are clipped."""
-    hold_off_seconds: float = 25.0
-    """No new change until the RM has reloaded the last one and this long has passed."""
-    pause_file: Path | None = None
-    """While this file exists amtuner keeps monitoring but writes nothing (also SIGUSR1/SIGUSR2)."""
-
-
-@dataclass(frozen=True, slots=True)
-class MetricsSettings:
-    enabled: bool = True
-    address: str = "127.0.0.1"
-    port: int = 9108
-    """0 lets the OS pick a free port (tests)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Config:
-    rm: RMSettings = field(default_factory=RMSettings)
-    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
-    refresh: RefreshSettings = field(default_factory=RefreshSettings)
-    controller: ControllerSettings = field(default_factory=ControllerSettings)
-    guard: GuardSettings = field(default_factory=GuardSettings)
-    metrics: MetricsSettings = field(default_factory=MetricsSettings)
-    dry_run: bool = False
-    backup_dir: Path = Path("/var/lib/amtuner/backups")
-    keep_backups: int = 10
-    """Backups older than the newest K are deleted; 0 keeps none."""
-    state_file: Path = Path("/var/lib/amtuner/state.json")
-    audit_log: Path | None = None
-    """One line per applied change; None = the log only."""
-    source: Path | None = None
-    """The file this was loaded from (for messages); not a key."""
-
-    def with_dry_run(self, dry_run: bool) -> Config:
-        """The CLI's ``--dry-run`` overrides the file without re-validating it."""
-        return dataclasses.replace(self, dry_run=dry_run)
-
-
-# ---------------------------------------------------------------------------------------------
-# Validation machinery: a key path is a tuple of mapping keys and list indices.
-
-KeyPath = tuple[str | int, ...]
-_INVALID: Final = object()
-"""Returned by a check that has recorded a problem, so checking can go on and report all."""
-
-
-def _format_path(path: KeyPath) -> str:
-    out = ""
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else part)
-    return out
-
-
-def _show(value: object) -> str:
-    """The value as the operator wrote it in YAML, for "got …" in messages."""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value)
-
-
-class _Checker:
-    """Collects problems while the sections are read."""
-
-    def __init__(self, base_dir: Path, lines: Mapping[KeyPath, int]) -> None:
-        self.base_dir = base_dir
-        self.lines = lines
-        self.problems: list[Problem] = []
-
-    def fail(self, path: KeyPath, reason: str) -> object:
-        # A missing key has no line of its own: point at the closest enclosing one.
-        line = None
-        for end in range(len(path), -1, -1):
-            if path[:end] in self.lines:
-                line = self.lines[path[:end]]
-                break
-        self.problems.append(Problem(_format_path(path), reason, line))
-        return _INVALID
-
-    def path(self, raw: str) -> Path:
-        p = Path(os.path.expanduser(raw))
-        return p if p.is_absolute() else self.base_dir / p
-
-
-Check = Callable[[_Checker, KeyPath, object], object]
-
-
-def _number(
-    low: float | None = None,
-    high: float | None = None,
-    *,
-    low_open: bool = False,
-    high_open: bool = False,
-) -> Check:
-    bounds = []
-    if low is not None:
-        bounds.append(f"greater than {low:g}" if low_open else f"at least {low:g}")
-    if high is not None:
-        bounds.append(f"less than {high:g}" if high_open else f"at most {high:g}")
-    wanted = "a number" + (" " + " and ".join(bounds) if bounds else "")
-
-    def check(c: _Checker, path: KeyPath, value: object) -> object:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            return c.fail(path, f"must be {wanted}, got {_show(value)}")
-        number = float(value)
-        if (
-            not math.isfinite(number)
-            or (low is not None and (number <= low if low_open else number < low))
-            or (high is not None and (number >= high if high_open else number > high))
-        ):
-            return c.fail(path, f"must be {wanted}, got {_show(value)}")
-        return number
-
-    return check
-
-
-def _integer(low: int, high: int | None = None) -> Check:
-    wanted = f"an integer from {low} to {high}" if high is not None else f"an integer >= {low}"
-
-    def check(c: _Checker, path: KeyPath, value: object) -> object:
-        if isinstance(value, bool) or not isinstance(value, int):
-            return c.fail(path, f"must be {wanted}, got {_show(value)}")
-        if value < low or (high is not None and value > high):
-            return c.fail(path, f"must be {wanted}, got {_show(value)}")
-        return value
-
-    return check
-
-
-def _boolean(c: _Checker, path: KeyPath, value: object) -> object:
-    if not isinstance(value, bool):
-        return c.fail(path, f"must be true or false, got {_show(value)}")
-    return value
-
-
-def _choice(options: tuple[str, ...]) -> Check:
-    listed = ", ".join(repr(o) for o in options)
-
-    def check(c: _Checker, path: KeyPath, value: object) -> object:
-        if not isinstance(value, str) or value not in options:
-            return c.fail(path, f"must be one of {listed}, got {_show(value)}")
-        return value
-
-    return check
-
-
-def _string(c: _Checker, path: KeyPath, value: object) -> object:
-    if not isinstance(value, str) or not value.strip():
-        return c.fail(path, f"must be a non-empty string, got {_show(value)}")
-    return value
-
-
-def _file_path(c: _Checker, path: KeyPath, value: object) -> object:
-    if not isinstance(value, str) or not value.strip():
-        return c.fail(path, f"must be a file path, got {_show(value)}")
-    return c.path(value)
-
-
-def _optional(check: Check) -> Check:
-    def optional(c: _Checker, path: KeyPath, value: object) -> object:
-        return None if value is None else check(c, path, value)
-
-    return optional
-
-
-def _as_str(check: Check) -> Check:
-    """For keys that requests wants as ``str`` (certificate paths)."""
-
-    def as_str(c: _Checker, path: KeyPath, value: object) -> object:
-        result = check(c, path, value)
-        return str(result) if isinstance(result, Path) else result
-
-    return as_str
-
-
-def _list_of(item: Check, *, what: str, non_empty: bool) -> Check:
-    def check(c: _Checker, path: KeyPath, value: object) -> object:
-        if not isinstance(value, list):
-            return c.fail(path, f"must be a list of {what}, got {_show(value)}")
-        if non_empty and not value:
-            return c.fail(path, f"must be a non-empty list of {what}")
-        items = [item(c, (*path, i), v) for i, v in enumerate(value)]
-        if any(v is _INVALID for v in items):
-            return _INVALID
-        for i, v in enumerate(items):
-            if v in items[:i]:
-                return c.fail((*path, i), f"duplicate {_show(v)}")
-        return tuple(items)
-
-    return check
-
-
-def _url(c: _Checker, path: KeyPath, value: object) -> object:
-    if isinstance(value, str):
-        try:
-            parts = urlsplit(value.strip())
-            port_ok = parts.port is None or parts.port > 0
-        except ValueError:  # bad IPv6 literal or port
-            parts, port_ok = None, False
-        if (
-            parts
-            and port_ok
-            and parts.scheme in ("http", "https")
-            and parts.hostname
-            and not (parts.query or parts.fragment)
-        ):
-            return value.strip().rstrip("/")
-    return c.fail(
-        path, f"must be an http:// or https:// URL like 'http://rm1:8088', got {_show(value)}"
-    )
-
-
-def _queue_path(c: _Checker, path: KeyPath, value: object) -> object:
-    if isinstance(value, str):
-        parts = value.split(".")
-        if len(parts) >= 2 and parts[0] == "root" and all(p and p.strip() == p for p in parts):
-            return value
-    return c.fail(path, f"must be a queue path like 'root.default', got {_show(value)}")
-
-
-def _verify(c: _Checker, path: KeyPath, value: object) -> object:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, str) and value.strip():
-        return str(c.path(value))
-    return c.fail(path, f"must be true, false or the path of a CA bundle, got {_show(value)}")
+from amtuner.config.checks import (
+    _INVALID,
+    Check,
+    KeyPath,
+    _as_str,
+    _boolean,
+    _Checker,
+    _choice,
+    _file_path,
+    _format_path,
+    _integer,
+    _list_of,
+    _number,
+    _optional,
+    _queue_path,
+    _show,
+    _string,
+    _url,
+    _verify,
+)
+from amtuner.config.settings import (
+    REST_SUFFIX,
+    Config,
+    ConfigError,
+    ControllerSettings,
+    GuardSettings,
+    MetricsSettings,
+    PolicyName,
+    Problem,
+    RefreshMethod,
+    RefreshSettings,
+    RMEndpoint,
+    RMSettings,
+    SchedulerKindSetting,
+    SchedulerSettings,
+)
 
 
 def _section(cls: type, checks: Mapping[str, Check]) -> Check:

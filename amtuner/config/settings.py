@@ -1,0 +1,170 @@
+"""The settings amtuner runs with: one frozen dataclass per section of the YAML file, each key
+with its default and why. `amtuner.config.load_config` builds them."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+SchedulerKindSetting = Literal["auto", "capacity", "fair"]
+RefreshMethod = Literal["command", "rest", "none"]
+PolicyName = Literal["paper", "adaptive"]
+"""Must list exactly the names `amtuner.controller.get_policy` knows (a test ties the two)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a config: where (key path, line) and why."""
+
+    path: str
+    """``controller.t2``, ``scheduler.targets[0]``; empty for the document itself."""
+    reason: str
+    line: int | None = None
+    """1-based line in the YAML file, when the config came from one."""
+
+
+class ConfigError(ValueError):
+    """A config file that cannot be used; the message names the file, key path and reason.
+
+    Every problem found is reported at once (one per line), so an operator fixes a file in one
+    round; ``problems`` holds them for callers that want them separately.
+    """
+
+    def __init__(self, message: str, problems: tuple[Problem, ...] = ()) -> None:
+        super().__init__(message)
+        self.problems = problems
+
+
+REST_SUFFIX = "/ws/v1"
+"""Where an RM serves its REST API below its web address (``RMWebApp``, Hadoop 2.x-3.x)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RMEndpoint:
+    """Where one entry of ``rm.urls`` serves the REST API and the web UI.
+
+    An entry is either the RM (or a proxy path in front of it): ``http://rm1:8088``, REST at
+    ``…/ws/v1``, web UI at ``…/cluster``; or, when its path ends in ``/v1``, the REST base
+    itself: ``http://rm1:8088/ws/v1`` (web UI at ``http://rm1:8088``), or a gateway's path for
+    the RM's ``/ws/v1`` such as Apache Knox's RESOURCEMANAGER service,
+    ``https://knox:8443/gateway/default/resourcemanager/v1`` (which Knox maps to
+    ``/ws/v1``), whose web UI lives elsewhere (``rm.web_ui_urls``).
+    """
+
+    url: str
+    """The entry as configured (no trailing ``/``): what messages and sources name."""
+    rest: str
+    """The base that ``/cluster/info``, ``/cluster/metrics`` and ``/cluster/scheduler`` follow."""
+    web: str | None
+    """The base that ``/cluster`` follows; None when the entry names a gateway's REST path."""
+
+    @classmethod
+    def of(cls, url: str) -> RMEndpoint:
+        url = url.rstrip("/")
+        path = urlsplit(url).path
+        if path.endswith(REST_SUFFIX):
+            return cls(url, url, url[: -len(REST_SUFFIX)])
+        if path.endswith("/v1"):
+            return cls(url, url, None)
+        return cls(url, url + REST_SUFFIX, url)
+
+
+@dataclass(frozen=True, slots=True)
+class RMSettings:
+    urls: tuple[str, ...] = ("http://127.0.0.1:8088",)
+    """Every RM of an HA pair; the active one is found through its REST ``/cluster/info``.
+    Each is an RM or a REST base (`RMEndpoint`). Redirects are followed only among these."""
+    web_ui_urls: tuple[str, ...] = ()
+    """Web UI bases for the fallback (``/cluster`` follows) where ``urls`` name a gateway's
+    REST path (Knox's YARNUI service: ``https://knox:8443/gateway/default/yarn``); empty = the
+    RMs of ``urls`` themselves."""
+    connect_timeout_seconds: float = 3.0
+    read_timeout_seconds: float = 5.0
+    verify: bool | str = True
+    """TLS: True, or the path of the cluster's CA bundle."""
+    insecure_skip_verify: bool = False
+    client_cert: str | None = None
+    client_key: str | None = None
+    kerberos: bool = False
+    """SPNEGO through the optional ``requests-gssapi`` (pip install 'amtuner[kerberos]')."""
+    user_name: str | None = None
+    """``?user.name=`` for RMs with simple (pseudo) authentication."""
+    web_ui_fallback: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class SchedulerSettings:
+    kind: SchedulerKindSetting = "auto"
+    config_file: Path | None = None
+    """fair-scheduler.xml or capacity-scheduler.xml. Required in a config file; None only in
+    the bare dataclass default."""
+    targets: tuple[str, ...] = ()
+    """Leaf queues to tune (``root.default``); empty = the scheduler-wide value."""
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshSettings:
+    method: RefreshMethod = "command"
+    command: tuple[str, ...] = ("yarn", "rmadmin", "-refreshQueues")
+    """Run without a shell; the first word is looked up on PATH."""
+    timeout_seconds: float = 15.0
+
+
+@dataclass(frozen=True, slots=True)
+class ControllerSettings:
+    policy: PolicyName = "paper"
+    t1: float = 1.0
+    t2: float = 0.5
+    t3: float = 0.8
+    step: float = 0.05
+    a_min: float = 0.05
+    a_max: float = 0.95
+    period_seconds: float = 30.0
+    unit_mb: int = 1024
+    """The paper's Unit: one container's memory, for its estimate M_AMs = R x Unit x 2."""
+
+
+@dataclass(frozen=True, slots=True)
+class GuardSettings:
+    """What an operator expects around any automatic change (issue: daemon guard rails)."""
+
+    max_change_per_cycle: float = 0.2
+    """Largest |new A - old A| applied in one cycle; larger decisions are clipped."""
+    hold_off_seconds: float = 25.0
+    """No new change until the RM has reloaded the last one and this long has passed."""
+    pause_file: Path | None = None
+    """While this file exists amtuner keeps monitoring but writes nothing (also SIGUSR1/SIGUSR2)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MetricsSettings:
+    enabled: bool = True
+    address: str = "127.0.0.1"
+    port: int = 9108
+    """0 lets the OS pick a free port (tests)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Config:
+    rm: RMSettings = field(default_factory=RMSettings)
+    scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
+    refresh: RefreshSettings = field(default_factory=RefreshSettings)
+    controller: ControllerSettings = field(default_factory=ControllerSettings)
+    guard: GuardSettings = field(default_factory=GuardSettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    dry_run: bool = False
+    backup_dir: Path = Path("/var/lib/amtuner/backups")
+    keep_backups: int = 10
+    """Backups older than the newest K are deleted; 0 keeps none."""
+    state_file: Path = Path("/var/lib/amtuner/state.json")
+    audit_log: Path | None = None
+    """One line per applied change; None = the log only."""
+    source: Path | None = None
+    """The file this was loaded from (for messages); not a key."""
+
+    def with_dry_run(self, dry_run: bool) -> Config:
+        """The CLI's ``--dry-run`` overrides the file without re-validating it."""
+        return dataclasses.replace(self, dry_run=dry_run)
