@@ -3,16 +3,21 @@
 Each finding is a sentence an operator can act on. These are the traps that cost real clusters
 hours: a FairScheduler `queueMaxAppsDefault` that silently caps the root queue too (yarn-facts
 §2.2), a `maxAMShare` of -1 that turns the limit off (so writing a value turns it back on), and a
-range [a_min, a_max] whose low end cannot fit a single AM container.
+range [a_min, a_max] whose low end cannot fit a single AM container (the message names the
+smallest a_min that fits one). `amtuner.preflight` adds what would stop the first live cycle on
+this host: paths it cannot write, a refresh command not on PATH, a metrics port in use, an RM URL
+naming the web UI.
 """
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 
 from amtuner.config import Config
 from amtuner.executor import SchedulerFile
 from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
+from amtuner.preflight import live_cycle_problems
 
 _QUEUE_TAGS = ("queue", "pool")
 
@@ -45,9 +50,20 @@ def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list
             risks.append(
                 f"{name}: at controller.a_min {cfg.controller.a_min:g} the AM limit is "
                 f"{lowest:.0f} MB of {share} MB, less than one AM ({am_mb} MB): {consequence}; "
-                "raise controller.a_min"
+                f"{_smallest_a_min(am_mb, share, cfg.controller.a_max)}"
             )
-    return risks
+    return risks + live_cycle_problems(cfg)
+
+
+def _smallest_a_min(am_mb: int, share_mb: int, a_max: float) -> str:
+    """The advice: the smallest a_min (two decimals, rounded up) whose limit holds one AM."""
+    need = math.ceil(am_mb / share_mb * 100) / 100 if share_mb else math.inf
+    if need > a_max:
+        return (
+            f"even controller.a_max {a_max:g} cannot hold one AM here: the share is too small "
+            "to tune"
+        )
+    return f"raise controller.a_min to at least {need:g}"
 
 
 def _fair_structure_risks(root: ET.Element) -> list[str]:

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import socket
 from pathlib import Path
+
+import pytest
 
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_faults import healthy
@@ -95,3 +99,124 @@ def test_a_capacity_scheduler_without_refresh_is_refused(tmp_path: Path) -> None
             assert "refresh.method" in out and "never reloads" in out, out
             assert "Traceback" not in out, out
     assert sched.read_bytes() == before
+
+
+# The first live cycle: everything it writes, runs and binds, checked before it runs.
+
+SOUND = {"refresh": {"method": "none"}, "controller": {"a_min": 0.1}}
+
+
+def problems(out: str) -> list[str]:
+    return [line for line in out.splitlines() if line.startswith("risk")]
+
+
+def test_a_refresh_command_not_on_path_fails_check(tmp_path: Path, canned_rm) -> None:
+    code, out = check(
+        tmp_path, canned_rm(healthy), SAFE, controller={"a_min": 0.1},
+        refresh={"method": "command", "command": ["amtuner-no-such-yarn", "rmadmin"]},
+    )
+    assert code == 1, out
+    assert problems(out) == [
+        next(line for line in out.splitlines() if "refresh.command" in line)
+    ], out
+    assert "'amtuner-no-such-yarn' is not an executable file on the PATH of uid" in out
+
+
+def test_a_refresh_command_given_by_its_path_passes(tmp_path: Path, canned_rm) -> None:
+    stub = tmp_path / "bin" / "yarn"
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    command = {"method": "command", "command": [str(stub), "rmadmin", "-refreshQueues"]}
+    code, out = check(
+        tmp_path, canned_rm(healthy), SAFE, controller={"a_min": 0.1}, refresh=command
+    )
+    assert code == 0, out
+    stub.chmod(0o644)  # no longer executable
+    code, out = check(
+        tmp_path, canned_rm(healthy), SAFE, controller={"a_min": 0.1}, refresh=command
+    )
+    assert code == 1 and f"refresh.command: '{stub}' is not an executable file" in out, out
+
+
+def test_a_metrics_port_in_use_fails_check(tmp_path: Path, canned_rm) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, out = check(
+            tmp_path, canned_rm(healthy), SAFE, **SOUND,
+            metrics={"enabled": True, "address": "127.0.0.1", "port": port},
+        )
+    assert code == 1, out
+    assert f"metrics: cannot listen on 127.0.0.1:{port} (Address already in use)" in out
+    # Free again: the same port passes.
+    code, out = check(
+        tmp_path, canned_rm(healthy), SAFE, **SOUND,
+        metrics={"enabled": True, "address": "127.0.0.1", "port": port},
+    )
+    assert code == 0, out
+
+
+def test_a_web_ui_url_is_named(tmp_path: Path, canned_rm) -> None:
+    url = canned_rm(healthy)
+    code, out = check(tmp_path, f"{url}/cluster", SAFE, **SOUND)
+    assert code == 1, out
+    assert (
+        f"rm.urls: {url}/cluster is a web UI page, not the REST API: the RM's queue figures are "
+        f"read from {url}/ws/v1; give the RM's address ({url})"
+    ) in out
+
+
+def test_the_a_min_risk_names_the_smallest_value_that_holds_one_am(
+    tmp_path: Path, canned_rm
+) -> None:
+    # One 2048 MB AM of a 32768 MB cluster: 0.0625, rounded up to two decimals.
+    code, out = check(tmp_path, canned_rm(healthy), SAFE, refresh={"method": "none"})
+    assert code == 1, out
+    assert "raise controller.a_min to at least 0.07" in out
+
+
+@pytest.mark.skipif(
+    hasattr(os, "geteuid") and os.geteuid() == 0,
+    reason="root: os.access grants every write, so an unwritable directory cannot be made",
+)
+def test_unwritable_paths_fail_check(tmp_path: Path, canned_rm) -> None:
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    audit = tmp_path / "audit.log"
+    audit.write_text("")
+    audit.chmod(0o444)
+    locked.chmod(0o555)
+    try:
+        code, out = check(
+            tmp_path, canned_rm(healthy), SAFE, **SOUND,
+            state_file=str(locked / "state.json"), backup_dir=str(locked / "backups"),
+            audit_log=str(audit),
+        )
+    finally:
+        locked.chmod(0o755)
+    assert code == 1, out
+    assert f"state_file: directory {locked} is not writable" in out
+    assert f"backup_dir: directory {locked} is not writable by uid {os.geteuid()} (to create" in out
+    assert f"audit_log: {audit} is not writable" in out
+
+
+def test_paths_that_will_be_created_are_no_problem(tmp_path: Path, canned_rm) -> None:
+    code, out = check(
+        tmp_path, canned_rm(healthy), SAFE, **SOUND,
+        state_file=str(tmp_path / "new" / "deeper" / "state.json"),
+        audit_log=str(tmp_path / "logs" / "audit.log"),
+    )
+    assert code == 0, out
+    assert not (tmp_path / "new").exists(), "check must not create anything"
+
+
+def test_a_file_where_a_directory_should_be(tmp_path: Path, canned_rm) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("")
+    code, out = check(
+        tmp_path, canned_rm(healthy), SAFE, **SOUND, state_file=str(blocker / "state.json")
+    )
+    assert code == 1, out
+    assert f"state_file: {blocker} is not a directory" in out

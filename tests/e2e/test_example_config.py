@@ -1,14 +1,17 @@
 """config.example.yaml passes `amtuner check` against the project's own simulated RM.
 
 The example stays what an operator starts from (a real RM address, /etc/hadoop/conf,
-`yarn rmadmin`), so only the two values that name a site are replaced: the RM's URL (here the
-simulator listens on a free port, not its default 8088) and the scheduler file (the one the
-simulator writes by default, in its state directory). Every other line — the defaults, the refresh
-command, a_min — is checked as shipped.
+`yarn rmadmin`), so only the values that name a site are replaced: the RM's URL (here the
+simulator listens on a free port, not its default 8088), the scheduler file (the one the
+simulator writes by default, in its state directory) and the two paths under /var/lib/amtuner
+(`check` asks whether the running user can write them). `yarn` is a stub on PATH, as the Hadoop
+client is on an RM host. Every other line — the defaults, the refresh command, a_min — is checked
+as shipped.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,6 +26,7 @@ pytestmark = pytest.mark.slow
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.yaml"
 URLS_LINE = '  urls: ["http://127.0.0.1:8088"]\n'
 FILE_LINE = "  config_file: /etc/hadoop/conf/capacity-scheduler.xml\n"
+VAR_LIB = "/var/lib/amtuner/"
 
 
 def site_config(tmp_path: Path, url: str, sched_file: Path) -> Path:
@@ -31,13 +35,26 @@ def site_config(tmp_path: Path, url: str, sched_file: Path) -> Path:
     assert text.count(URLS_LINE) == 1 and text.count(FILE_LINE) == 1
     text = text.replace(URLS_LINE, f'  urls: ["{url}"]\n')
     text = text.replace(FILE_LINE, f"  config_file: {sched_file}\n")
+    assert text.count(VAR_LIB) == 2
+    text = text.replace(VAR_LIB, f"{tmp_path}/var/")
     out = tmp_path / "amtuner.yaml"
     out.write_text(text, encoding="utf-8")
     ours, example = yaml.safe_load(text), yaml.safe_load(EXAMPLE.read_text(encoding="utf-8"))
     ours["rm"]["urls"] = example["rm"]["urls"]
     ours["scheduler"]["config_file"] = example["scheduler"]["config_file"]
+    ours["backup_dir"], ours["state_file"] = example["backup_dir"], example["state_file"]
     assert ours == example
     return out
+
+
+@pytest.fixture(autouse=True)
+def yarn_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`refresh.command`'s `yarn`, which `check` looks up on PATH; never run by `check`."""
+    stub = tmp_path / "bin" / "yarn"
+    stub.parent.mkdir()
+    stub.write_text("#!/bin/sh\nexit 0\n")
+    stub.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{stub.parent}{os.pathsep}{os.environ.get('PATH', '')}")
 
 
 @pytest.fixture
