@@ -2,8 +2,9 @@
 
 The rules follow yarn-facts §1 (Hadoop 2.9–3.3 behaviour, default partition, default resource
 calculator: only memory is compared). The arithmetic is in module-level functions of plain values,
-so tests check them against the worked examples directly; `CapacityScheduler` only keeps the
-running counters and applies them. Not modelled: node labels, absolute-resource capacities,
+so tests check them against the worked examples directly (§1.2, §1.3); `CapacityScheduler` only
+keeps the running counters and applies them. The configuration is read by
+`amtuner.sim.sched_config.capacity`. Not modelled: node labels, absolute-resource capacities,
 max-parallel-apps, preemption, user weights, per-user max applications.
 """
 
@@ -12,24 +13,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.cluster import Cluster, Node
 from amtuner.sim.jobs import App
-from amtuner.sim.sched_config import (
-    CS_DEFAULT_AM_PERCENT,
-    CS_GLOBAL_AM_KEY,
-    CS_PREFIX,
-    SchedulerConfigError,
-    parse_hadoop_properties,
-)
+from amtuner.sim.sched_config import SchedulerConfigError
+from amtuner.sim.sched_config.capacity import CSConf, CSQueueConf, parse_capacity_config
 from amtuner.sim.view import QueueView, Res
-
-DEFAULT_MAX_SYSTEM_APPS = 10000
-
-
-# --- arithmetic (yarn-facts §1.2, §1.3) ------------------------------------------------------
 
 
 def round_up(value: int, step: int) -> int:
@@ -128,109 +118,6 @@ def activations(
         num_active += 1
         user_used[user] = user_used.get(user, 0) + am_mb
     return chosen
-
-
-# --- configuration ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CSQueueConf:
-    path: str
-    children: tuple[str, ...]
-    capacity: float
-    """Fraction of the parent (0..1)."""
-    maximum_capacity: float
-    absolute_capacity: float
-    absolute_max_capacity: float
-    am_percent: float
-    max_apps: int
-    user_limit_percent: float
-    user_limit_factor: float
-
-
-@dataclass(frozen=True, slots=True)
-class CSConf:
-    queues: tuple[CSQueueConf, ...]
-    """Pre-order, root first."""
-    global_am_percent: float
-    max_system_apps: int
-
-
-def _float(props: Mapping[str, str], key: str, default: float) -> float:
-    raw = props.get(key)
-    if raw is None or raw == "":
-        return default
-    try:
-        return float(raw)
-    except ValueError:
-        if raw.startswith("["):
-            raise SchedulerConfigError(
-                f"{key}: absolute resource capacities ({raw}) are not supported by the simulator"
-            ) from None
-        raise SchedulerConfigError(f"{key}: {raw!r} is not a number") from None
-
-
-def parse_capacity_config(data: bytes) -> CSConf:
-    props = parse_hadoop_properties(data)
-    global_pct = _float(props, CS_GLOBAL_AM_KEY, CS_DEFAULT_AM_PERCENT)
-    if not 0.0 <= global_pct <= 1.0:
-        raise SchedulerConfigError(f"{CS_GLOBAL_AM_KEY}: {global_pct} is not within [0, 1]")
-    max_system = int(_float(props, CS_PREFIX + "maximum-applications", DEFAULT_MAX_SYSTEM_APPS))
-    global_queue_max = int(_float(props, CS_PREFIX + "global-queue-max-application", -1))
-    queues: list[CSQueueConf] = []
-
-    def walk(path: str, abs_cap: float, abs_max: float, cap: float, max_cap: float) -> None:
-        names = [n.strip() for n in props.get(f"{CS_PREFIX}{path}.queues", "").split(",")]
-        names = [n for n in names if n]
-        key = f"{CS_PREFIX}{path}."
-        pct = _float(props, key + "maximum-am-resource-percent", global_pct)
-        if not 0.0 <= pct <= 1.0:
-            raise SchedulerConfigError(f"{key}maximum-am-resource-percent: {pct} not in [0, 1]")
-        max_apps = int(_float(props, key + "maximum-applications", -1))
-        if max_apps < 0:
-            max_apps = global_queue_max if global_queue_max > 0 else int(max_system * abs_cap)
-        queues.append(
-            CSQueueConf(
-                path=path,
-                children=tuple(f"{path}.{n}" for n in names),
-                capacity=cap,
-                maximum_capacity=max_cap,
-                absolute_capacity=abs_cap,
-                absolute_max_capacity=abs_max,
-                am_percent=pct,
-                max_apps=max_apps,
-                user_limit_percent=_float(props, key + "minimum-user-limit-percent", 100.0),
-                user_limit_factor=_float(props, key + "user-limit-factor", 1.0),
-            )
-        )
-        total = 0.0
-        for name in names:
-            child = f"{path}.{name}"
-            ckey = f"{CS_PREFIX}{child}."
-            c = _float(props, ckey + "capacity", 0.0)
-            m = _float(props, ckey + "maximum-capacity", 100.0)
-            if m < 0:
-                m = 100.0
-            if not 0.0 <= c <= 100.0 or not 0.0 < m <= 100.0 or m < c:
-                raise SchedulerConfigError(
-                    f"{ckey}capacity/maximum-capacity: need 0 <= capacity {c:g} <= "
-                    f"maximum-capacity {m:g} <= 100"
-                )
-            total += c
-            walk(child, abs_cap * c / 100.0, abs_max * m / 100.0, c / 100.0, m / 100.0)
-        if names and abs(total - 100.0) > 1e-3:
-            raise SchedulerConfigError(
-                f"{CS_PREFIX}{path}.queues: capacities of the children of {path} add up to "
-                f"{total:g}, not 100"
-            )
-
-    walk("root", 1.0, 1.0, 1.0, 1.0)
-    if len(queues) == 1:
-        raise SchedulerConfigError(f"{CS_PREFIX}root.queues: root has no child queues")
-    return CSConf(tuple(queues), global_pct, max_system)
-
-
-# --- runtime ---------------------------------------------------------------------------------
 
 
 class CSQueue:

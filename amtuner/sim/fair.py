@@ -1,9 +1,10 @@
-"""FairScheduler semantics: allocation file, fair shares, maxAMShare, maxRunningApps, ordering.
+"""FairScheduler semantics: fair shares, maxAMShare, maxRunningApps, ordering.
 
 Rules from yarn-facts §2 (Hadoop 2.9+/3.x): the AM check happens when the AM container is placed,
 against maxAMShare × the queue's instantaneous fair share, with the zero-fair-share fallback and
 -1 disabling it; maxRunningApps is enforced from the leaf up to root, where queueMaxAppsDefault
-applies too (the root pitfall). The arithmetic is in module-level functions of plain values.
+applies too (the root pitfall). The arithmetic on plain values is in `amtuner.sim.fairshare`,
+and the allocation file is read by `amtuner.sim.sched_config.fair`.
 
 Not modelled: preemption (off by default in FS too), queue placement rules (jobs name their queue;
 an unknown queue is created as a leaf, as the default ``specified`` rule does), ACLs,
@@ -18,295 +19,27 @@ from __future__ import annotations
 
 import heapq
 import math
-import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
-from xml.etree.ElementTree import Element
+from collections.abc import Callable
+from dataclasses import replace
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.cluster import Cluster, Node
+from amtuner.sim.fairshare import (
+    can_run_am,
+    compute_fair_shares,
+    max_am_memory_2_8,
+    max_am_resource,
+)
 from amtuner.sim.jobs import App
-from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, SchedulerConfigError, parse_xml
+from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, SchedulerConfigError
+from amtuner.sim.sched_config.fair import (
+    UNLIMITED,
+    FSConf,
+    FSQueueConf,
+    ResourceSpec,
+    parse_allocation_file,
+)
 from amtuner.sim.view import QueueView, Res
-
-UNLIMITED = 2**31 - 1
-"""Integer.MAX_VALUE, what the RM shows for no limit on running apps."""
-POLICIES = ("fair", "fifo", "drf")
-
-
-# --- arithmetic ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class ResourceSpec:
-    """A minResources/maxResources value; percentages resolve against the cluster."""
-
-    memory_mb: float | None = None
-    vcores: float | None = None
-    memory_pct: float | None = None
-    vcores_pct: float | None = None
-
-    def resolve(self, total_mb: int, total_vcores: int, unset: int) -> tuple[int, int]:
-        def one(absolute: float | None, pct: float | None, total: int) -> int:
-            if absolute is not None:
-                return int(absolute)
-            if pct is not None:
-                return int(total * pct / 100.0)
-            return unset
-
-        return (
-            one(self.memory_mb, self.memory_pct, total_mb),
-            one(self.vcores, self.vcores_pct, total_vcores),
-        )
-
-
-_OLD_STYLE = re.compile(r"^\s*(?P<v>[0-9.]+)\s*(?P<u>mb|vcores)\s*$", re.IGNORECASE)
-_PCT = re.compile(r"^\s*(?P<v>[0-9.]+)\s*%\s*(?P<u>memory|cpu)?\s*$", re.IGNORECASE)
-
-
-def parse_resource(text: str, where: str) -> ResourceSpec:
-    """The three documented syntaxes: ``"1024 mb, 2 vcores"``, ``"50%"`` /
-    ``"40% memory, 60% cpu"`` and ``"vcores=2, memory-mb=1024"`` (values may end in %)."""
-    raw = text.strip()
-    bad = SchedulerConfigError(f"{where}: cannot parse resource value {text!r}")
-    if "=" in raw:
-        out: dict[str, float] = {}
-        for part in raw.split(","):
-            key, _, value = part.partition("=")
-            key, value = key.strip().lower(), value.strip()
-            if key not in ("memory-mb", "vcores") or not value:
-                raise bad
-            pct = value.endswith("%")
-            try:
-                number = float(value.rstrip("%").strip())
-            except ValueError:
-                raise bad from None
-            out[("p" if pct else "a") + key] = number
-        return ResourceSpec(
-            memory_mb=out.get("amemory-mb"),
-            vcores=out.get("avcores"),
-            memory_pct=out.get("pmemory-mb"),
-            vcores_pct=out.get("pvcores"),
-        )
-    parts = [p for p in raw.split(",") if p.strip()]
-    if "%" in raw:
-        if len(parts) == 1:
-            m = _PCT.match(parts[0])
-            if not m or m["u"]:
-                raise bad
-            v = float(m["v"])
-            return ResourceSpec(memory_pct=v, vcores_pct=v)
-        pcts: dict[str, float] = {}
-        for part in parts:
-            m = _PCT.match(part)
-            if not m or not m["u"]:
-                raise bad
-            pcts[m["u"].lower()] = float(m["v"])
-        if set(pcts) != {"memory", "cpu"}:
-            raise bad
-        return ResourceSpec(memory_pct=pcts["memory"], vcores_pct=pcts["cpu"])
-    olds: dict[str, float] = {}
-    for part in parts:
-        m = _OLD_STYLE.match(part)
-        if not m:
-            raise bad
-        olds[m["u"].lower()] = float(m["v"])
-    if set(olds) != {"mb", "vcores"}:
-        raise bad
-    return ResourceSpec(memory_mb=olds["mb"], vcores=olds["vcores"])
-
-
-def compute_fair_shares(total: int, queues: Sequence[tuple[float, int, int]]) -> list[int]:
-    """Water-filling of ``total`` among (weight, min share, max share): every queue gets
-    clamp(weight × R, min, max) for the R that uses it all (or all reach their max); a binary
-    search on R as ``ComputeFairShares`` does."""
-    if not queues:
-        return []
-    total = min(total, sum(mx for _, _, mx in queues))
-
-    def used(ratio: float) -> float:
-        return sum(min(max(w * ratio, mn), mx) for w, mn, mx in queues)
-
-    hi = 1.0
-    while used(hi) < total and hi < 1e18:
-        hi *= 2.0
-    lo = 0.0
-    for _ in range(60):
-        mid = (lo + hi) / 2.0
-        if used(mid) < total:
-            lo = mid
-        else:
-            hi = mid
-    # the small nudge undoes float error (39.99999999 MB is a share of 40)
-    return [int(min(max(w * hi, mn), mx) + 1e-6) for w, mn, mx in queues]
-
-
-def max_am_resource(
-    fair_share: tuple[int, int],
-    max_share: tuple[int, int],
-    available: tuple[int, int],
-    max_am_share: float,
-) -> tuple[int, int]:
-    """maxAMShare × fair share, rounded up; a zero fair share in a resource is replaced by
-    min(what the cluster has free, the queue's max share) (``computeMaxAMResource``)."""
-    mem, vc = fair_share
-    if mem == 0:
-        mem = min(available[0], max_share[0])
-    if vc == 0:
-        vc = min(available[1], max_share[1])
-    return math.ceil(mem * max_am_share), math.ceil(vc * max_am_share)
-
-
-def max_am_memory_2_8(fair_share_mb: int, max_am_share: float) -> int:
-    """Hadoop 2.7/2.8 ``FSLeafQueue.canRunAppAM``: maxAMShare x the fair share
-    (``Resources.multiply`` truncates), compared on memory alone
-    (``FairSharePolicy.checkIfAMResourceUsageOverLimit``): no vcores, no available fallback."""
-    return int(fair_share_mb * max_am_share)
-
-
-def can_run_am(
-    am_used: tuple[int, int], am: tuple[int, int], limit: tuple[int, int], max_am_share: float
-) -> bool:
-    if abs(max_am_share + 1.0) < 0.0001:
-        return True
-    return am_used[0] + am[0] <= limit[0] and am_used[1] + am[1] <= limit[1]
-
-
-# --- allocation file -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class FSQueueConf:
-    path: str
-    children: tuple[str, ...] = ()
-    parent_type: bool = False
-    weight: float = 1.0
-    min_resources: ResourceSpec | None = None
-    max_resources: ResourceSpec | None = None
-    max_running_apps: int | None = None
-    max_am_share: float | None = None
-    policy: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class FSConf:
-    queues: tuple[FSQueueConf, ...]
-    """Pre-order, root first."""
-    queue_max_am_share_default: float = FS_DEFAULT_AM_SHARE
-    queue_max_apps_default: int = UNLIMITED
-    user_max_apps_default: int = UNLIMITED
-    user_max_apps: dict[str, int] = field(default_factory=dict)
-    default_policy: str = "fair"
-    queue_max_resources_default: ResourceSpec | None = None
-
-
-def _text(el: Element, where: str) -> str:
-    text = (el.text or "").strip()
-    if not text:
-        raise SchedulerConfigError(f"{where}: <{el.tag}> is empty")
-    return text
-
-
-def _num(el: Element, where: str, cast: Callable[[str], float] = float) -> float:
-    try:
-        return cast(_text(el, where))
-    except ValueError:
-        raise SchedulerConfigError(f"{where}: <{el.tag}> {el.text!r} is not a number") from None
-
-
-def _policy(el: Element, where: str) -> str:
-    value = _text(el, where).lower()
-    if value not in POLICIES:
-        raise SchedulerConfigError(f"{where}: <{el.tag}> {value!r} is not one of {POLICIES}")
-    return value
-
-
-def parse_allocation_file(data: bytes) -> FSConf:
-    root = parse_xml(data, "allocation file")
-    if root.tag != "allocations":
-        raise SchedulerConfigError(
-            "Bad fair scheduler config file: top-level element not <allocations>"
-        )
-    queues: list[FSQueueConf] = []
-    top = [el for el in root if el.tag in ("queue", "pool")]
-    declared_root = len(top) == 1 and top[0].get("name") == "root"
-    if any(el.get("name") == "root" for el in top) and not declared_root:
-        raise SchedulerConfigError("allocation file: root must be the only top-level queue")
-
-    def queue(el: Element | None, path: str) -> None:
-        kwargs: dict[str, object] = {}
-        subs: list[Element] = []
-        for child in el if el is not None else []:
-            where = f"queue {path}"
-            tag = child.tag
-            if tag in ("queue", "pool"):
-                subs.append(child)
-            elif tag == "weight":
-                kwargs["weight"] = _num(child, where)
-            elif tag == "minResources":
-                kwargs["min_resources"] = parse_resource(_text(child, where), where)
-            elif tag == "maxResources":
-                kwargs["max_resources"] = parse_resource(_text(child, where), where)
-            elif tag == "maxRunningApps":
-                kwargs["max_running_apps"] = int(_num(child, where, int))
-            elif tag == "maxAMShare":
-                kwargs["max_am_share"] = min(_num(child, where), 1.0)
-            elif tag in ("schedulingPolicy", "schedulingMode"):
-                kwargs["policy"] = _policy(child, where)
-        names = []
-        for sub in subs:
-            name = (sub.get("name") or "").strip()
-            if not name or "." in name:
-                raise SchedulerConfigError(
-                    f"queue under {path}: name {name!r} is empty or contains '.'"
-                )
-            names.append(f"{path}.{name}")
-        is_parent = bool(subs) or (el is not None and el.get("type") == "parent")
-        queues.append(
-            FSQueueConf(
-                path=path,
-                children=tuple(names),
-                parent_type=is_parent or path == "root",
-                **kwargs,  # type: ignore[arg-type]
-            )
-        )
-        for sub, name in zip(subs, names, strict=True):
-            queue(sub, name)
-
-    if declared_root:
-        queue(top[0], "root")
-    else:
-        fake = Element("queue", {"name": "root"})
-        fake.extend(top)
-        queue(fake, "root")
-
-    conf: dict[str, object] = {}
-    user_max: dict[str, int] = {}
-    for el in root:
-        where = "allocations"
-        if el.tag == "queueMaxAMShareDefault":
-            conf["queue_max_am_share_default"] = min(_num(el, where), 1.0)
-        elif el.tag == "queueMaxAppsDefault":
-            conf["queue_max_apps_default"] = int(_num(el, where, int))
-        elif el.tag == "userMaxAppsDefault":
-            conf["user_max_apps_default"] = int(_num(el, where, int))
-        elif el.tag == "queueMaxResourcesDefault":
-            conf["queue_max_resources_default"] = parse_resource(_text(el, where), where)
-        elif el.tag in ("defaultQueueSchedulingPolicy", "defaultQueueSchedulingMode"):
-            policy = _policy(el, where)
-            if policy == "fifo":
-                raise SchedulerConfigError(
-                    "defaultQueueSchedulingPolicy or defaultQueueSchedulingMode can't be FIFO"
-                )
-            conf["default_policy"] = policy
-        elif el.tag == "user":
-            limit = el.find("maxRunningApps")
-            if limit is not None:
-                user_max[el.get("name", "")] = int(_num(limit, f"user {el.get('name')}", int))
-    return FSConf(tuple(queues), user_max_apps=user_max, **conf)  # type: ignore[arg-type]
-
-
-# --- runtime ---------------------------------------------------------------------------------
 
 
 def _set_fair(q: FSQueue, mb: int, vcores: int) -> None:
@@ -418,47 +151,9 @@ class FairScheduler:
         """Swap in ``conf``, keeping the leaves (and their apps) that stay leaves; a busy leaf the
         file no longer names stays, with default settings, as FS keeps dynamically created
         queues. Checks first, so a refused configuration leaves every queue as it was."""
-        kinds = {qc.path: qc.parent_type for qc in conf.queues}
-        for path, q in old.items():
-            if not q.is_leaf or not (q.runnable or q.nonrunnable):
-                continue
-            parent_path = path.rsplit(".", 1)[0]
-            if kinds.get(path) is True:
-                raise SchedulerConfigError(f"queue {path} has applications and cannot be a parent")
-            if path not in kinds and kinds.get(parent_path) is not True:
-                raise SchedulerConfigError(
-                    f"queue {path} has applications and its parent {parent_path} is gone"
-                )
-        queues: dict[str, FSQueue] = {}
-        for qc in conf.queues:
-            parent = queues.get(qc.path.rsplit(".", 1)[0]) if qc.path != "root" else None
-            reused = old.get(qc.path)
-            if reused is not None and reused.is_leaf and not qc.parent_type:
-                reused.conf, reused.parent = qc, parent
-                queues[qc.path] = reused
-            else:
-                queues[qc.path] = FSQueue(qc, parent)
-        for path, q in old.items():
-            if not q.is_leaf or path in queues:
-                continue
-            if q.runnable or q.nonrunnable:
-                parent = queues[path.rsplit(".", 1)[0]]
-                parent.conf = replace(parent.conf, children=(*parent.conf.children, path))
-                q.conf = FSQueueConf(path=path)
-                q.parent = parent
-                queues[path] = q
-        for q in queues.values():
-            if not q.is_leaf:
-                q.used_mb = q.used_vcores = q.allocated_containers = q.runnable = 0
-        for q in queues.values():
-            if q.is_leaf:
-                p = q.parent
-                while p is not None:
-                    p.used_mb += q.used_mb
-                    p.used_vcores += q.used_vcores
-                    p.allocated_containers += q.allocated_containers
-                    p.runnable += q.runnable
-                    p = p.parent
+        _check_busy_leaves(conf, old)
+        queues = _rebuilt_queues(conf, old)
+        _recount_parents(queues)
         self.conf = conf
         self.queues = queues
         for q in queues.values():
@@ -828,3 +523,58 @@ class FairScheduler:
                 )
             )
         return tuple(views)
+
+
+def _check_busy_leaves(conf: FSConf, old: dict[str, FSQueue]) -> None:
+    """A leaf with apps may not become a parent, nor lose its parent."""
+    kinds = {qc.path: qc.parent_type for qc in conf.queues}
+    for path, q in old.items():
+        if not q.is_leaf or not (q.runnable or q.nonrunnable):
+            continue
+        parent_path = path.rsplit(".", 1)[0]
+        if kinds.get(path) is True:
+            raise SchedulerConfigError(f"queue {path} has applications and cannot be a parent")
+        if path not in kinds and kinds.get(parent_path) is not True:
+            raise SchedulerConfigError(
+                f"queue {path} has applications and its parent {parent_path} is gone"
+            )
+
+
+def _rebuilt_queues(conf: FSConf, old: dict[str, FSQueue]) -> dict[str, FSQueue]:
+    """The queues of ``conf``, reusing the old leaves that stay leaves; busy leaves the file no
+    longer names are kept under their parent with default settings."""
+    queues: dict[str, FSQueue] = {}
+    for qc in conf.queues:
+        parent = queues.get(qc.path.rsplit(".", 1)[0]) if qc.path != "root" else None
+        reused = old.get(qc.path)
+        if reused is not None and reused.is_leaf and not qc.parent_type:
+            reused.conf, reused.parent = qc, parent
+            queues[qc.path] = reused
+        else:
+            queues[qc.path] = FSQueue(qc, parent)
+    for path, q in old.items():
+        if not q.is_leaf or path in queues:
+            continue
+        if q.runnable or q.nonrunnable:
+            parent = queues[path.rsplit(".", 1)[0]]
+            parent.conf = replace(parent.conf, children=(*parent.conf.children, path))
+            q.conf = FSQueueConf(path=path)
+            q.parent = parent
+            queues[path] = q
+    return queues
+
+
+def _recount_parents(queues: dict[str, FSQueue]) -> None:
+    """Parents' usage and runnable counts summed afresh from their leaves."""
+    for q in queues.values():
+        if not q.is_leaf:
+            q.used_mb = q.used_vcores = q.allocated_containers = q.runnable = 0
+    for q in queues.values():
+        if q.is_leaf:
+            p = q.parent
+            while p is not None:
+                p.used_mb += q.used_mb
+                p.used_vcores += q.used_vcores
+                p.allocated_containers += q.allocated_containers
+                p.runnable += q.runnable
+                p = p.parent

@@ -21,7 +21,7 @@ from amtuner.model import (
     Rule,
     SchedulerKind,
 )
-from amtuner.sim import capacity, fair
+from amtuner.sim import capacity, fairshare
 
 SETTINGS = ControllerSettings(policy="adaptive")  # T2 0.5, step 0.05, A in [0.05, 0.95]
 TOTAL = 100_000
@@ -453,9 +453,9 @@ def test_the_a_for_whole_ams_admits_exactly_them_in_the_simulated_schedulers(
     a = adaptive.figures.figures(o, SETTINGS, GLOBAL_TARGET).a_for(ams)
     if kind is SchedulerKind.FAIR:
         whole = (total_mb, total_vc)
-        limit = fair.max_am_resource(whole, whole, whole, a)
+        limit = fairshare.max_am_resource(whole, whole, whole, a)
         admitted = 0
-        while fair.can_run_am((admitted * am_mb, admitted), (am_mb, 1), limit, a):
+        while fairshare.can_run_am((admitted * am_mb, admitted), (am_mb, 1), limit, a):
             admitted += 1
     else:
         admitted = capacity.am_limit_mb(total_mb, total_mb, a, 1024) // am_mb

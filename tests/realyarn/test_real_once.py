@@ -10,7 +10,7 @@ from typing import Any
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import RealRM
 from amtuner.sim import capacity
-from amtuner.sim.fair import max_am_resource
+from amtuner.sim.fairshare import max_am_resource
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_once import am_limit_mb, leaf_record
 from tests.realyarn.conftest import metrics, set_am_share, share_for, submit_holders, wait_for

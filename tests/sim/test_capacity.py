@@ -13,10 +13,10 @@ from amtuner.sim.capacity import (
     am_limit_mb,
     child_limit_mb,
     multiply_and_normalize_up,
-    parse_capacity_config,
     user_am_limit_mb,
     user_limit_mb,
 )
+from amtuner.sim.sched_config.capacity import parse_capacity_config
 from amtuner.sim.simulation import (
     SchedulerConfigError,
     build_simulation,

@@ -6,12 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from amtuner.sim.fair import (
+from amtuner.sim.fairshare import can_run_am, compute_fair_shares, max_am_resource
+from amtuner.sim.sched_config.fair import (
     UNLIMITED,
     ResourceSpec,
-    can_run_am,
-    compute_fair_shares,
-    max_am_resource,
     parse_allocation_file,
     parse_resource,
 )

@@ -2,6 +2,14 @@
 
 The simulation keeps the configuration as the bytes of a real ``capacity-scheduler.xml`` or
 ``fair-scheduler.xml``, so the executor edits exactly what it would edit on a cluster.
+
+Modules:
+
+* this module — what both readers share (`SchedulerConfigError`, XML and Hadoop properties
+  parsing, the defaults) and the writers: `default_scheduler_config` and
+  `with_global_am_share`;
+* `capacity` — ``capacity-scheduler.xml`` read into `CSConf`, the CapacityScheduler's queue tree;
+* `fair` — the FairScheduler's allocation file read into `FSConf`.
 """
 
 from __future__ import annotations
