@@ -346,3 +346,24 @@ def test_rest_alone_needs_no_scheduler_file(tmp_path: Path) -> None:
     assert cfg.scheduler.config_file is None and cfg.refresh.method == "rest"
     err = error_of(tmp_path, "refresh: {method: none}\n")
     assert str(err).endswith("scheduler.config_file: required key is missing")
+
+
+def test_a_yaml_alias_bomb_is_refused_before_it_expands(tmp_path: Path) -> None:
+    """Nine lines of anchors stand for 10^9 list items; walking them would take hours."""
+    lines = ['a0: &a0 ["x", "x", "x", "x", "x", "x", "x", "x", "x", "x"]']
+    for i in range(1, 9):
+        lines.append(f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 10) + "]")
+    exc = error_of(tmp_path, "\n".join(lines) + "\n")
+    assert "100,000 keys and items once YAML aliases are expanded" in str(exc)
+
+
+def test_yaml_aliases_of_a_real_config_still_work(tmp_path: Path) -> None:
+    cfg = load_config(
+        write(
+            tmp_path,
+            "rm: {urls: &rms [http://rm1:8088, http://rm2:8088]}\n"
+            "scheduler: {kind: fair, config_file: /etc/hadoop/fair-scheduler.xml}\n"
+            "refresh: {method: none}\n",
+        )
+    )
+    assert cfg.rm.urls == ("http://rm1:8088", "http://rm2:8088")

@@ -33,9 +33,10 @@ import difflib
 import os
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Final, get_args
+from typing import TYPE_CHECKING, Final, get_args
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 from amtuner.config.checks import (
     _INVALID,
@@ -306,11 +307,26 @@ def parse_config(data: object, source: str = "<config>", *, base_dir: Path | Non
     return config
 
 
-def _line_map(node: yaml.Node | None, problems: list[Problem]) -> dict[KeyPath, int]:
+MAX_VALUES: Final = 100_000
+"""More keys and list items than any real config has. YAML aliases let a few lines stand for
+billions of values (a "billion laughs" document); counting them as they expand refuses such a
+file at once instead of walking it for hours."""
+
+
+def _line_map(node: yaml.Node | None, problems: list[Problem], source: str) -> dict[KeyPath, int]:
     """Line of every key and list item; records duplicate keys, which PyYAML silently merges."""
+    import yaml
+
     lines: dict[KeyPath, int] = {}
+    budget = [MAX_VALUES]
 
     def walk(n: yaml.Node, path: KeyPath) -> None:
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise ConfigError(
+                f"{source}: more than {MAX_VALUES:,} keys and items once YAML aliases are "
+                "expanded; refused"
+            )
         if isinstance(n, yaml.MappingNode):
             seen: set[str] = set()
             for key_node, value_node in n.value:
@@ -332,16 +348,10 @@ def _line_map(node: yaml.Node | None, problems: list[Problem]) -> dict[KeyPath, 
     return lines
 
 
-def load_config(path: str | os.PathLike[str]) -> Config:
-    """Read and validate a YAML config file; raises ConfigError naming the key and the reason."""
-    file = Path(path).expanduser()
-    source = str(file)
-    try:
-        text = file.read_bytes().decode("utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{source}: cannot read the config file: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+def _parse_yaml(text: str, source: str) -> tuple[yaml.Node | None, object]:
+    """The document's node tree (for line numbers) and its value; ConfigError on bad YAML."""
+    import yaml  # only when a config is read: most commands' start-up does not need it
+
     loader = yaml.SafeLoader(text)
     try:
         node = loader.get_single_node()
@@ -354,8 +364,22 @@ def load_config(path: str | os.PathLike[str]) -> Config:
         raise ConfigError(f"{source}: YAML error: {exc}") from exc
     finally:
         loader.dispose()
+    return node, data
+
+
+def load_config(path: str | os.PathLike[str]) -> Config:
+    """Read and validate a YAML config file; raises ConfigError naming the key and the reason."""
+    file = Path(path).expanduser()
+    source = str(file)
+    try:
+        text = file.read_bytes().decode("utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{source}: cannot read the config file: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{source}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    node, data = _parse_yaml(text, source)
     problems: list[Problem] = []
-    lines = _line_map(node, problems)
+    lines = _line_map(node, problems, source)
     config = _build(data, file.absolute().parent, lines, problems)
     if config is None:
         raise _error(source, problems)
