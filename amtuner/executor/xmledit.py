@@ -37,6 +37,9 @@ FS_DEFAULT = 0.5
 """FairScheduler's built-in ``queueMaxAMShareDefault``."""
 FS_QUEUE_TAGS = ("queue", "pool")
 """FS accepts ``<pool>`` (MR1 name) wherever ``<queue>`` is allowed."""
+CS_PROPERTY_ATTRS = ("name", "value", "final")
+"""``<property>`` attributes that Hadoop's ``Configuration`` (2.x and later) reads as it reads
+the child elements of the same names."""
 
 
 format_value = format_a
@@ -167,6 +170,10 @@ def _parse(data: bytes, where: str) -> tuple[_Node, str]:
     return roots[0], encoding[0]
 
 
+def _line_of(data: bytes, at: int) -> int:
+    return data.count(b"\n", 0, at) + 1
+
+
 def _line_start(data: bytes, at: int) -> int:
     return data.rfind(b"\n", 0, at) + 1
 
@@ -295,6 +302,31 @@ class SchedulerFile:
                 f"{self.path}: top-level element is <{self._root.tag}>, a {self.kind} scheduler "
                 f"file has <{expected}>"
             )
+        if self.kind is SchedulerKind.CAPACITY:
+            self._refuse_unreadable_layout()
+
+    def _where(self, node: _Node) -> str:
+        return f"{self.path}:{_line_of(self.data, node.start)}"
+
+    def _refuse_unreadable_layout(self) -> None:
+        """Refuse CapacityScheduler files whose properties Hadoop's ``Configuration`` may take
+        from where amtuner neither reads nor writes: it honours XInclude (the property may live
+        in the included file), and reads a ``<property>`` nested in another element (a nested
+        ``<configuration>`` in 2.x, any depth with the 3.x streaming ``Parser``)."""
+        for node in self._root.iter():
+            if node.tag.rpartition(":")[2] == "include":
+                raise UnsafeXMLError(
+                    f"{self._where(node)}: XInclude (<{node.tag}>) is not supported: Hadoop's "
+                    "Configuration reads the included file, where the property amtuner edits "
+                    "may really be set; inline the included properties"
+                )
+            if node.tag == "property" and node.parent is not self._root:
+                outer = node.parent.tag if node.parent is not None else ""
+                raise UnsafeXMLError(
+                    f"{self._where(node)}: <property> inside <{outer}> is not supported: Hadoop's "
+                    "Configuration reads it, amtuner only edits properties directly under "
+                    "<configuration>; move it there"
+                )
 
     @classmethod
     def read(cls, path: str | Path, kind: SchedulerKind | str) -> SchedulerFile:
@@ -344,25 +376,49 @@ class SchedulerFile:
         values = [c for c in holder.children if c.tag == tag]
         return holder, values[-1] if values else None  # FS lets the last one win
 
-    def _properties(self) -> dict[str, _Node]:
-        """property name -> its <property>; Hadoop's Configuration lets the last one win."""
-        found: dict[str, _Node] = {}
+    def _properties(self) -> dict[str, list[_Node]]:
+        """property name -> every <property> defining it, in file order. A ``<name>`` child
+        overrides a ``name`` attribute, as in ``Configuration``'s parser."""
+        found: dict[str, list[_Node]] = {}
         for prop in self._root.children:
             if prop.tag != "property":
                 continue
-            names = [c for c in prop.children if c.tag == "name"]
-            if names:
-                found[names[-1].text] = prop
+            names = [c.text for c in prop.children if c.tag == "name"]
+            name = names[-1] if names else prop.attrs.get("name", "").strip()
+            if name:
+                found.setdefault(name, []).append(prop)
         return found
 
+    def _property(self, key: str) -> _Node | None:
+        """The one <property> that sets ``key``, refusing the layouts where editing it could
+        leave the RM on another value. ``Configuration`` keeps the last of several definitions
+        unless an earlier one is final, so picking one to edit is a guess; and a value given as
+        an attribute is not a ``<value>`` element this module can splice."""
+        found = self._properties().get(key, [])
+        if len(found) > 1:
+            lines = " and ".join(str(_line_of(self.data, p.start)) for p in found)
+            raise UnsafeXMLError(
+                f"{self.path}: {key} is defined {len(found)} times (lines {lines}); Hadoop's "
+                "Configuration uses the last one (or an earlier final one): keep one definition"
+            )
+        if not found:
+            return None
+        prop = found[0]
+        attrs = [a for a in CS_PROPERTY_ATTRS if a in prop.attrs]
+        if attrs:
+            raise UnsafeXMLError(
+                f"{self._where(prop)}: {key} is set with attributes ({', '.join(attrs)}) on "
+                "<property>; amtuner edits only <name>/<value>/<final> child elements: write it "
+                "in that form"
+            )
+        return prop
+
     def _check_capacity_queue(self, target: str) -> None:
-        props = self._properties()
         parts = capacity_queue_path(target).split(".")
         for depth in range(1, len(parts)):
             parent = ".".join(parts[:depth])
             key = f"{CS_PREFIX}{parent}.queues"
-            node = props.get(key)
-            value = _value_child(node)
+            value = _value_child(self._property(key))
             declared = value.text if value is not None else ("default" if depth == 1 else "")
             children = [q.strip() for q in declared.split(",")]
             if parts[depth] not in children:
@@ -370,7 +426,7 @@ class SchedulerFile:
                     f"{self.path}: queue {capacity_queue_path(target)!r} is not declared "
                     f"({key} = {declared!r}); amtuner does not create queues"
                 )
-        if f"{CS_PREFIX}{'.'.join(parts)}.queues" in props:
+        if self._property(f"{CS_PREFIX}{'.'.join(parts)}.queues") is not None:
             raise ExecutorError(
                 f"{self.path}: {'.'.join(parts)!r} is a parent queue; "
                 "maximum-am-resource-percent only limits leaf queues"
@@ -379,7 +435,7 @@ class SchedulerFile:
     def _capacity_value_node(self, target: str) -> _Node | None:
         if target != GLOBAL_TARGET:
             self._check_capacity_queue(target)
-        return _value_child(self._properties().get(capacity_key(target)))
+        return _value_child(self._property(capacity_key(target)))
 
     def _value_node(self, target: str) -> _Node | None:
         if self.kind is SchedulerKind.FAIR:
@@ -400,7 +456,7 @@ class SchedulerFile:
         calculator other than the default one, which compares memory alone."""
         if self.kind is SchedulerKind.FAIR:
             return True
-        value = _value_child(self._properties().get(CS_RESOURCE_CALCULATOR))
+        value = _value_child(self._property(CS_RESOURCE_CALCULATOR))
         name = value.text.strip() if value is not None else ""
         return bool(name) and not name.endswith(".DefaultResourceCalculator")
 
@@ -426,6 +482,13 @@ class SchedulerFile:
             return _insert_lines(data, root, holder, [element])
         node = self._capacity_value_node(target)
         if node is not None:
+            assert node.parent is not None
+            if _is_final(node.parent):
+                raise UnsafeXMLError(
+                    f"{self._where(node.parent)}: {capacity_key(target)} is final; Hadoop's "
+                    "Configuration ignores any later definition and an operator marked it not "
+                    "to be changed: remove <final>true</final> to let amtuner tune it"
+                )
             return _replace_text(data, node, text)
         unit = _indent_unit(data, root)
         name = self._encode(capacity_key(target))
@@ -530,6 +593,11 @@ class SchedulerFile:
             lineterm="",
         )
         return "".join(line + "\n" for line in lines)
+
+
+def _is_final(prop: _Node) -> bool:
+    """``Configuration`` compares with "true"; any spelling of it is refused, to be safe."""
+    return any(c.tag == "final" and c.text.lower() == "true" for c in prop.children)
 
 
 def _value_child(prop: _Node | None) -> _Node | None:
