@@ -87,6 +87,9 @@ class Observation:
     and say nothing about what binds. The REST API does not say; the scheduler file does."""
     source: str = ""
     """Where the figures came from, e.g. ``rest http://rm1:8088``."""
+    labelled_partitions: tuple[str, ...] = ()
+    """Node-label partitions the CapacityScheduler reports queues in. Every figure above is the
+    default partition's (or the cluster's): AMs there, and their limits, are not tuned."""
 
     @property
     def memory_ratio(self) -> float:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 from amtuner.config import Config
 from amtuner.executor import SchedulerFile
@@ -80,3 +81,12 @@ def _fair_structure_risks(root: ET.Element) -> list[str]:
         f"cluster runs at most {default.strip()} apps whatever maxAMShare says; declare "
         '<queue name="root"> with an explicit <maxRunningApps> (and on parent queues)'
     ]
+
+
+def untuned_partitions(names: Sequence[str]) -> str:
+    """What `check` and `status` say when the RM reports node-label partitions."""
+    return (
+        f"labelled partitions {', '.join(names)} exist and are not tuned: amtuner reads and sets "
+        "the default partition's AM share only (per-label limits are CapacityScheduler's "
+        "accessible-node-labels.<label>.maximum-am-resource-percent)"
+    )

@@ -128,6 +128,7 @@ def summarize(report: CycleReport, states: States) -> dict[str, Any]:
             "memory_used_mb": obs.memory_used_mb,
             "memory_total_mb": obs.memory_total_mb,
             "source": obs.source,
+            "labelled_partitions": list(obs.labelled_partitions),
         },
         "decisions": [
             {

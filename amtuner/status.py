@@ -18,6 +18,7 @@ from amtuner.commands import target_name
 from amtuner.config import ConfigError, load_config
 from amtuner.cycle import States
 from amtuner.exitcodes import ExitCode
+from amtuner.risks import untuned_partitions
 from amtuner.state import StateError, load_last_cycle, load_states
 
 
@@ -43,6 +44,8 @@ def print_status(
                 f"{obs['memory_used_mb']}/{obs['memory_total_mb']} MB ({ratio:.2f})",
                 file=out,
             )
+            if obs.get("labelled_partitions"):
+                print(f"partitions  {untuned_partitions(obs['labelled_partitions'])}", file=out)
         for d in last.get("decisions", []):
             print(
                 f"decision    {target_name(d['target'])}: {d['old_a']:g} -> {d['new_a']:g} "

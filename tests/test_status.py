@@ -160,3 +160,18 @@ def test_status_names_the_adaptive_case_beside_the_rule(tmp_path: Path) -> None:
     assert _label({"rule": "hold", "case": "dead-band"}) == "hold: dead-band"
     assert _label({"rule": "under-allocation", "case": "under-allocation"}) == "under-allocation"
     assert _label({"rule": "hold"}) == "hold"
+
+
+def test_status_names_labelled_partitions_as_not_tuned(
+    config: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    obs = replace(REPORT.observation, labelled_partitions=("gpu", "ssd"))
+    labelled = replace(REPORT, observation=obs)
+    save_states(config.parent / "state.json", STATES, summarize(labelled, STATES))
+    assert cmd_status(argparse.Namespace(config=config, lines=0)) == 0
+    out = capsys.readouterr().out
+    assert "partitions  labelled partitions gpu, ssd exist and are not tuned" in out
+    # Without labels, no such line.
+    save_states(config.parent / "state.json", STATES, summarize(REPORT, STATES))
+    assert cmd_status(argparse.Namespace(config=config, lines=0)) == 0
+    assert "partitions" not in capsys.readouterr().out

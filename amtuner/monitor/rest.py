@@ -26,6 +26,13 @@ Choices, with the reasons (yarn-facts §1.5, §3):
   neither is an empty parent (FS ``type="parent"`` queues) and holds no figures.
 * Any missing or negative figure the observation needs refuses the whole response: a partial
   observation could make the controller act on numbers the RM never reported.
+* Node labels: a CS 3.x queue lists one entry per partition it can use in
+  ``capacities.queueCapacitiesByPartition`` (``PartitionQueueCapacitiesInfo``) and
+  ``resources.resourceUsagesByPartition`` (``PartitionResourcesInfo``, with ``amUsed`` and
+  ``amLimit``). Only the default ("") partition is read; the others' names are reported
+  (`Observation.labelled_partitions`) so that `check` and `status` can say their AMs are not
+  tuned (``maximum-am-resource-percent`` per label is a separate key,
+  ``accessible-node-labels.<label>.maximum-am-resource-percent``).
 """
 
 from __future__ import annotations
@@ -245,6 +252,35 @@ def _partition(queue: Mapping[str, Any], block: str, inner: str) -> Mapping[str,
     return {}
 
 
+def _labels(queue: Mapping[str, Any]) -> set[str]:
+    """The non-default partitions one CS queue lists in its per-partition blocks."""
+    found: set[str] = set()
+    for block, inner in _PARTITION_BLOCKS:
+        container = queue.get(block)
+        entries = container.get(inner) if isinstance(container, Mapping) else None
+        if isinstance(entries, Mapping):  # one entry of a wrapped list
+            entries = [entries]
+        for entry in entries if isinstance(entries, list) else ():
+            name = entry.get("partitionName") if isinstance(entry, Mapping) else None
+            if isinstance(name, str) and name:
+                found.add(name)
+    return found
+
+
+def labelled_partitions(queue: Mapping[str, Any], where: str = "scheduler") -> tuple[str, ...]:
+    """Every non-default partition named anywhere in a CS queue tree, sorted."""
+    found = _labels(queue)
+    for child in _children(queue, "queues", where):
+        found.update(labelled_partitions(child, where))
+    return tuple(sorted(found))
+
+
+_PARTITION_BLOCKS = (
+    ("capacities", "queueCapacitiesByPartition"),
+    ("resources", "resourceUsagesByPartition"),
+)
+
+
 def _cs_leaves(
     queue: Mapping[str, Any], parent: str, total_mb: int, total_vcores: int
 ) -> Iterator[QueueStats]:
@@ -385,4 +421,9 @@ def build_observation(
         queues=leaves,
         containers=metrics.containers,
         source=source,
+        labelled_partitions=(
+            labelled_partitions(scheduler_doc["scheduler"]["schedulerInfo"], source)
+            if kind is SchedulerKind.CAPACITY
+            else ()
+        ),
     )
