@@ -12,6 +12,7 @@ were). The key is optional, so files written before it existed, or by `amtuner o
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -52,6 +53,39 @@ def _read(path: Path) -> dict[str, Any] | None:
         ) from exc
 
 
+def _finite(value: object, what: str) -> float:
+    """A JSON number that is finite (Python's json reads NaN and Infinity literals)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{what} is {value!r}, not a number")
+    if not math.isfinite(value):
+        raise ValueError(f"{what} is {value}, not a finite number")
+    return float(value)
+
+
+def _count(value: object, what: str) -> int:
+    number = _finite(value, what)
+    if number < 0 or number != int(number):
+        raise ValueError(f"{what} is {value!r}, not a whole number >= 0")
+    return int(number)
+
+
+def _state(target: str, s: Mapping[str, Any]) -> ControllerState:
+    """One target's state, refusing values the controller would act on wrongly (an A of NaN
+    compares false with everything, a negative count moves the bisection the wrong way)."""
+    where = f"target {target!r}:"
+    a = _finite(s["a"], f"{where} a")
+    if not 0.0 <= a <= 1.0:
+        raise ValueError(f"{where} a is {a}, not in [0, 1]")
+    pending, running = s.get("prev_pending"), s.get("prev_running")
+    return ControllerState(
+        a=a,
+        n=_count(s["n"], f"{where} n"),
+        prev_pending=None if pending is None else _count(pending, f"{where} prev_pending"),
+        prev_running=None if running is None else _count(running, f"{where} prev_running"),
+        extra={k: _finite(v, f"{where} extra.{k}") for k, v in s.get("extra", {}).items()},
+    )
+
+
 def load_states(path: Path) -> States:
     """Missing file = a first start. A corrupt file is an error, not a silent reset: an operator
     should know the bisection restarted."""
@@ -59,16 +93,7 @@ def load_states(path: Path) -> States:
     if doc is None:
         return {}
     try:
-        return {
-            target: ControllerState(
-                a=float(s["a"]),
-                n=int(s["n"]),
-                prev_pending=None if s.get("prev_pending") is None else int(s["prev_pending"]),
-                prev_running=None if s.get("prev_running") is None else int(s["prev_running"]),
-                extra={k: float(v) for k, v in s.get("extra", {}).items()},
-            )
-            for target, s in doc["targets"].items()
-        }
+        return {target: _state(target, s) for target, s in doc["targets"].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StateError(
             f"state file {path} is not valid ({exc}); move it aside to restart the search"
