@@ -19,9 +19,9 @@ from typing import Any, TypeVar
 
 from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import PERIOD_S, ControlledRun
+from amtuner.sim.control import ControlledRun
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
-from amtuner.sim.spec import IMMEDIATE, Heartbeats, Workload
+from amtuner.sim.spec import IMMEDIATE, PERIOD_S, Heartbeats, Workload
 from amtuner.sim.workload import load_workload
 
 T = TypeVar("T")

@@ -34,8 +34,7 @@ from amtuner.bench.common import (
 )
 from amtuner.bench.common import run_all as run_each
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import PERIOD_S
-from amtuner.sim.spec import IMMEDIATE, Heartbeats
+from amtuner.sim.spec import IMMEDIATE, PERIOD_S, Heartbeats
 
 GROUPS = ("grep", "terasort", "wordcount", "mixed")
 MAX_SIM_SECONDS = 4 * 3600.0

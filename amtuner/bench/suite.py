@@ -44,8 +44,7 @@ from amtuner.bench.common import (
     staggered_lead,
 )
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import PERIOD_S
-from amtuner.sim.spec import Workload
+from amtuner.sim.spec import PERIOD_S, Workload
 from amtuner.sim.workload import PAPER_GROUPS, describe, load_workload
 
 SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"

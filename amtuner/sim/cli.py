@@ -9,21 +9,16 @@ import logging
 import sys
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from amtuner.config import ControllerSettings
 from amtuner.controller import POLICIES
 from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import PERIOD_S, ControlledRun
-from amtuner.sim.sched_config import with_global_am_share
-from amtuner.sim.simulation import (
-    SchedulerConfigError,
-    SimResult,
-    Simulation,
-    build_simulation,
-    default_scheduler_config,
-)
-from amtuner.sim.spec import HADOOP_VERSIONS, HEARTBEATS
+from amtuner.sim.spec import HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
+
+if TYPE_CHECKING:
+    from amtuner.sim.simulation import SimResult, Simulation
 
 DEFAULT_MAX_SIM_SECONDS = 7 * 86400.0
 """A week of simulated time: far beyond any bundled workload, so hitting it means a stuck run."""
@@ -109,6 +104,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
 
 
 def build(args: argparse.Namespace) -> Simulation:
+    from amtuner.sim.sched_config import with_global_am_share
+    from amtuner.sim.simulation import build_simulation, default_scheduler_config
     from amtuner.sim.workload import load_workload
 
     kind = SchedulerKind(args.scheduler)
@@ -141,6 +138,9 @@ def format_text(result: SimResult) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from amtuner.sim.control import ControlledRun
+    from amtuner.sim.simulation import SchedulerConfigError
+
     try:
         sim = build(args)
     except (ValueError, OSError) as exc:  # WorkloadError and SchedulerConfigError are ValueErrors

@@ -32,9 +32,7 @@ from amtuner.sim.adapter import SimAdapter, watch_allocation_file
 from amtuner.sim.simulation import SchedulerConfigError, Simulation
 
 SIM_URL = "http://sim"
-PERIOD_S = 15.0
-"""Default control period in simulated seconds: longer than a FairScheduler's reload delay
-(5-15 s) and about one short job's life; `amtuner bench paper --periods` shows why."""
+
 
 UNGUARDED = GuardSettings(max_change_per_cycle=1.0, hold_off_seconds=0.0)
 """The paper's loop has no guard rails; benchmarks of a policy run it as published."""

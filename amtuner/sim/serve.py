@@ -17,15 +17,14 @@ import threading
 from contextlib import ExitStack
 from pathlib import Path
 from types import FrameType
-
-import requests
+from typing import TYPE_CHECKING
 
 from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
-from amtuner.sim.rmapi import REFRESH_PATH, FaceOptions
-from amtuner.sim.server import SimServer
-from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
-from amtuner.sim.workload import load_workload
+
+if TYPE_CHECKING:  # the server and the simulator load only when a command runs
+    from amtuner.sim.server import SimServer
+    from amtuner.sim.simulation import Simulation
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +112,8 @@ def _config_path(
 ) -> Path:
     """The scheduler file the simulated RM reads: the given one, or a fresh default (in a
     temporary directory removed on exit, unless --state-dir says where to keep it)."""
+    from amtuner.sim.simulation import default_scheduler_config
+
     if args.scheduler_config is not None:
         return Path(args.scheduler_config).resolve()
     if args.state_dir is not None:
@@ -126,6 +127,11 @@ def _config_path(
 
 
 def run_sim(args: argparse.Namespace) -> int:
+    from amtuner.sim.rmapi import FaceOptions
+    from amtuner.sim.server import SimServer
+    from amtuner.sim.simulation import build_simulation
+    from amtuner.sim.workload import load_workload
+
     kind = SchedulerKind(args.scheduler)
     if args.mutable_conf and kind is not SchedulerKind.CAPACITY:
         print("amtuner sim: --mutable-conf needs --scheduler capacity", file=sys.stderr)
@@ -188,6 +194,10 @@ def _serve_until_signalled(server: SimServer, sim: Simulation) -> None:
 def run_refresh(args: argparse.Namespace) -> int:
     """POST the refresh endpoint of the first RM that answers; a standby redirects (307) to the
     active one, which requests follows with the method kept, like rmadmin's failover."""
+    import requests
+
+    from amtuner.sim.rmapi import REFRESH_PATH
+
     problem = ""
     for url in args.url:
         try:

@@ -97,3 +97,8 @@ HADOOP_VERSIONS = ("3", "2.8")
 """Scheduler semantics the simulator can follow: 3 (2.9 to 3.5: a FairScheduler checks an AM
 against every resource, a zero fair share replaced by what is available) or 2.8 (2.7 and 2.8:
 memory only)."""
+
+
+PERIOD_S = 15.0
+"""Default control period in simulated seconds: longer than a FairScheduler's reload delay
+(5-15 s) and about one short job's life; `amtuner bench paper --periods` shows why."""
