@@ -28,7 +28,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -46,7 +46,9 @@ from amtuner.monitor.rest import (
     decode_json,
     scheduler_kind_of,
 )
-from amtuner.monitor.webui import ClusterPage, parse_cluster_page
+
+if TYPE_CHECKING:  # the fallback's HTML parser (BeautifulSoup) loads only when it is used
+    from amtuner.monitor.webui import ClusterPage
 
 log = logging.getLogger(__name__)
 
@@ -421,6 +423,8 @@ class RMClient:
 
     def _get_page(self, rm: RMEndpoint, why: Exception) -> tuple[ClusterPage, str]:
         """The /cluster page from the first web UI base that answers; returns it and its base."""
+        from amtuner.monitor.webui import parse_cluster_page
+
         bases = self._web_bases(rm)
         if not bases:
             raise ObservationError(
