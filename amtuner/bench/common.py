@@ -19,7 +19,6 @@ from typing import Any, TypeVar
 
 from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import ControlledRun
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
 from amtuner.sim.spec import IMMEDIATE, PERIOD_S, Heartbeats, Workload
 from amtuner.sim.workload import load_workload
@@ -69,6 +68,8 @@ def simulate(
     )  # fmt: skip
     if a is not None:
         return sim.run(max_sim_seconds)
+    from amtuner.sim.control import ControlledRun  # amtuner's own loop: only with a controller
+
     with tempfile.TemporaryDirectory(prefix="amtuner-bench-") as tmp:
         settings = ControllerSettings(policy=policy, period_seconds=period_s)  # type: ignore[arg-type]
         ControlledRun(sim, Path(tmp), controller=settings, targets=targets)
