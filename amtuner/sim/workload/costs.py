@@ -28,7 +28,7 @@ from amtuner.sim.spec import TaskGroup, TaskKind
 MB = 1024 * 1024
 
 # The cluster the paper ran on.
-# "5 ordinary PCs: one master, four workers" (paper.md). A desktop PC of the 2015-2019 era:
+# "5 ordinary PCs: one master, four workers" (Lian & Liu). A desktop PC of the 2015-2019 era:
 PAPER_NODES = 4
 """Four workers run NodeManagers; the master runs only the NameNode and the RM."""
 PAPER_NODE_MEMORY_MB = 8192
