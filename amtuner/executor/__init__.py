@@ -3,6 +3,7 @@
 from amtuner.executor.errors import (
     ConcurrentEditError,
     ExecutorError,
+    NotRegularFileError,
     RefreshError,
     UnsafeXMLError,
     WriteError,
@@ -24,6 +25,7 @@ __all__ = [
     "Edit",
     "ExecutorError",
     "NoRefresh",
+    "NotRegularFileError",
     "RefreshError",
     "Refresher",
     "RestRefresher",

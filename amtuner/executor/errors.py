@@ -23,6 +23,10 @@ class UnsafeXMLError(ExecutorError):
     label: ClassVar[str] = "unsafe-xml"
 
 
+class NotRegularFileError(ExecutorError):
+    """The scheduler file is a FIFO, a device or a directory: never opened, never replaced."""
+
+
 class ConcurrentEditError(ExecutorError):
     """Someone else changed the file between our read and our write."""
 

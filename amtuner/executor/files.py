@@ -12,19 +12,29 @@ write removes those whose process is gone.
 A symlinked file is written where the link points; the link stays.
 
 Backups are ``<name>.<UTC timestamp>.bak``; with ``backup_dir=None`` they go beside the file,
-because a change with no way back is worse than one extra file in the config directory.
+because a change with no way back is worse than one extra file in the config directory. One is
+kept only for a write that happened, and older ones are rotated away only then: a disk that
+keeps refusing the write must not push the good backups out one failed cycle at a time.
+
+The new file gets the old one's owner, group, mode and extended attributes (POSIX ACLs are the
+``system.posix_acl_access`` attribute, the SELinux label ``security.selinux``): the RM reads the
+file as another user. When any of them cannot be carried over, the write is refused and the old
+file stays, rather than leave a file the RM may no longer be allowed to read.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
 from amtuner.executor.errors import ConcurrentEditError, WriteError
+from amtuner.executor.reading import read_regular, refuse_irregular
 from amtuner.executor.xmledit import Edit
 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.amtuner-(?P<pid>\d+)-[0-9a-f]+\.tmp$")
@@ -69,15 +79,58 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-def _copy_selinux_label(path: Path, fd: int) -> None:
-    """Best effort: without the label, an enforcing host may deny the RM the new file."""
-    with contextlib.suppress(OSError, AttributeError):
-        os.setxattr(fd, "security.selinux", os.getxattr(path, "security.selinux"))
+_NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENODATA)
+
+
+def _xattrs(target: Path | int) -> dict[str, bytes]:
+    """Extended attributes by name; none on a filesystem without them."""
+    try:
+        return {name: os.getxattr(target, name) for name in os.listxattr(target)}
+    except OSError as e:
+        if e.errno in _NO_XATTRS:
+            return {}
+        raise
+
+
+def _keep_metadata(path: Path, st: os.stat_result, fd: int) -> None:
+    """Give the temp file (``fd``) the metadata of the file it replaces, or refuse.
+
+    Owner first: ``chown`` clears set-id bits, which the mode then restores. An attribute the
+    new file already holds with the same value is not set again (the kernel labels a new file
+    from its directory, and an unprivileged writer may not relabel, even to the same label).
+    An attribute the old file lacks is removed (an ACL inherited from the directory's default
+    ACL), except ``security.*`` ones, which the security module manages.
+    """
+    new = os.fstat(fd)
+    try:
+        if (new.st_uid, new.st_gid) != (st.st_uid, st.st_gid):
+            os.fchown(fd, st.st_uid, st.st_gid)
+    except OSError as e:
+        raise WriteError(
+            f"cannot write {path}: cannot give the new file its owner {st.st_uid}:{st.st_gid} "
+            f"({e.strerror or e}); the file is unchanged"
+        ) from None
+    os.fchmod(fd, stat.S_IMODE(st.st_mode))
+    name = ""
+    try:
+        old, current = _xattrs(path), _xattrs(fd)
+        for name, value in old.items():
+            if current.get(name) != value:
+                os.setxattr(fd, name, value)
+        for name in current.keys() - old.keys():
+            if not name.startswith("security."):
+                os.removexattr(fd, name)
+    except OSError as e:
+        what = f"extended attribute {name}" if name else "extended attributes"
+        raise WriteError(
+            f"cannot write {path}: cannot carry its {what} over to the new file "
+            f"({e.strerror or e}); the file is unchanged"
+        ) from None
 
 
 def _read_current(path: Path) -> bytes:
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except OSError as e:
         raise WriteError(f"cannot read {path} before writing it: {e.strerror or e}") from None
 
@@ -85,8 +138,8 @@ def _read_current(path: Path) -> bytes:
 def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None:
     """Atomically make ``path`` hold ``data``; with ``expected``, only if it still holds that.
 
-    Mode, owner (as root) and SELinux label of the existing file are kept so the RM can
-    still read it.
+    Owner, group, mode and extended attributes of the existing file are kept so the RM can
+    still read it; a FIFO, device or directory at ``path`` is refused, never replaced.
     """
     directory = path.parent
     try:
@@ -95,6 +148,8 @@ def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None
         st = None
     except OSError as e:
         raise WriteError(f"cannot write {path}: {e.strerror or e}") from None
+    if st is not None:
+        refuse_irregular(path, st.st_mode)
     tmp = directory / _temp_name(path)
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
@@ -109,11 +164,7 @@ def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None
             while view:
                 view = view[os.write(fd, view) :]
             if st is not None:
-                os.fchmod(fd, st.st_mode & 0o7777)
-                if os.geteuid() == 0:
-                    with contextlib.suppress(OSError):
-                        os.fchown(fd, st.st_uid, st.st_gid)
-                _copy_selinux_label(path, fd)
+                _keep_metadata(path, st, fd)
             os.fsync(fd)
         finally:
             os.close(fd)
@@ -136,10 +187,8 @@ def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None
         _fsync_dir(directory)
 
 
-def _backup(edit: Edit, backup_dir: Path | None, keep: int) -> Path | None:
-    if keep <= 0:
-        return None
-    directory = backup_dir if backup_dir is not None else edit.path.parent
+def _backup(edit: Edit, directory: Path) -> Path:
+    """Write the file's current content as a new backup (nothing rotated yet)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     target = directory / f"{edit.path.name}.{stamp}.bak"
     try:
@@ -152,13 +201,18 @@ def _backup(edit: Edit, backup_dir: Path | None, keep: int) -> Path | None:
         replace_file(target, edit.old_data)
     except WriteError as e:
         raise WriteError(f"backup failed, {edit.path} not written: {e}") from None
-    _remove_stale_temps(directory, edit.path.name)
-    pattern = re.compile(re.escape(edit.path.name) + r"\.\d{8}T\d{6}\.\d{6}Z\.bak$")
-    backups = sorted(p for p in directory.iterdir() if pattern.match(p.name))
-    for old in backups[:-keep]:
-        with contextlib.suppress(OSError):
-            old.unlink()
     return target
+
+
+def _rotate(directory: Path, name: str, keep: int) -> None:
+    """Keep the newest ``keep`` backups of ``name``; run only after a write that happened."""
+    _remove_stale_temps(directory, name)
+    pattern = re.compile(re.escape(name) + r"\.\d{8}T\d{6}\.\d{6}Z\.bak$")
+    with contextlib.suppress(OSError):
+        backups = sorted(p for p in directory.iterdir() if pattern.match(p.name))
+        for old in backups[:-keep]:
+            with contextlib.suppress(OSError):
+                old.unlink()
 
 
 def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int = 10) -> Path | None:
@@ -166,7 +220,7 @@ def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int =
 
     Returns the backup written (None when the edit changes nothing or ``keep_backups`` is 0).
     Raises ConcurrentEditError when someone else changed the file, WriteError when the disk
-    refuses; in both cases the file is left exactly as it was.
+    refuses; in both cases the file is left exactly as it was, and so are the backups.
     """
     if not edit.changed:
         return None
@@ -174,8 +228,18 @@ def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int =
     _remove_stale_temps(path.parent, path.name)
     if _read_current(path) != edit.old_data:
         raise ConcurrentEditError(f"{path} was changed on disk since it was read; not overwriting")
-    backup = _backup(edit, backup_dir, keep_backups)
-    replace_file(path, edit.new_data, edit.old_data)
+    if keep_backups <= 0:
+        replace_file(path, edit.new_data, edit.old_data)
+        return None
+    directory = backup_dir if backup_dir is not None else edit.path.parent
+    backup = _backup(edit, directory)
+    try:
+        replace_file(path, edit.new_data, edit.old_data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            backup.unlink()
+        raise
+    _rotate(directory, edit.path.name, keep_backups)
     return backup
 
 

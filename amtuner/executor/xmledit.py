@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from amtuner.executor.errors import ExecutorError, UnsafeXMLError
+from amtuner.executor.reading import read_regular
 from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
@@ -332,8 +333,7 @@ class SchedulerFile:
     def read(cls, path: str | Path, kind: SchedulerKind | str) -> SchedulerFile:
         path = Path(path)
         try:
-            with path.open("rb") as f:
-                data = f.read(MAX_FILE_BYTES + 1)  # never more, whatever the file claims
+            data = read_regular(path, MAX_FILE_BYTES)  # never more, whatever the file claims
         except OSError as e:
             raise ExecutorError(f"cannot read {path}: {e.strerror or e}") from None
         if len(data) > MAX_FILE_BYTES:
