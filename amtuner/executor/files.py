@@ -79,17 +79,22 @@ def _fsync_dir(directory: Path) -> None:
         os.close(fd)
 
 
-_NO_XATTRS = (errno.ENOTSUP, errno.EOPNOTSUPP, errno.ENODATA)
-
-
 def _xattrs(target: Path | int) -> dict[str, bytes]:
     """Extended attributes by name; none on a filesystem without them."""
     try:
-        return {name: os.getxattr(target, name) for name in os.listxattr(target)}
+        names = os.listxattr(target)
     except OSError as e:
-        if e.errno in _NO_XATTRS:
+        if e.errno in (errno.ENOTSUP, errno.EOPNOTSUPP):
             return {}
         raise
+    found: dict[str, bytes] = {}
+    for name in names:
+        try:
+            found[name] = os.getxattr(target, name)
+        except OSError as e:
+            if e.errno != errno.ENODATA:  # removed since it was listed
+                raise
+    return found
 
 
 def _keep_metadata(path: Path, st: os.stat_result, fd: int) -> None:
