@@ -98,6 +98,28 @@ def make_session(rm: RMSettings) -> requests.Session:
     return session
 
 
+def _root_cause(exc: BaseException) -> str:
+    """The socket's own words for a failed request ("Connection refused", "Name or service not
+    known"), not requests' and urllib3's wrappers around them (``MaxRetryError``,
+    ``NewConnectionError`` and the pool's repr): an operator reads one short line."""
+    seen: set[int] = set()
+    found: OSError | None = None
+    todo: list[BaseException] = [exc]
+    while todo:
+        current = todo.pop()
+        if id(current) in seen:
+            continue
+        seen.add(id(current))
+        if isinstance(current, OSError) and current.strerror:
+            found = current
+        reason = getattr(current, "reason", None)  # urllib3's MaxRetryError
+        nested = [current.__cause__, current.__context__, reason, *current.args]
+        todo.extend(e for e in nested if isinstance(e, BaseException))
+    if found is not None:
+        return str(found.strerror)
+    return f"{type(exc).__name__}: {exc}"
+
+
 class _Unreachable(Exception):
     """This RM did not answer at all (or not in time): try the next one."""
 
@@ -289,7 +311,7 @@ class RMClient:
         except requests.Timeout as exc:
             raise _Unreachable("timeout", f"{url}: timed out ({type(exc).__name__})") from exc
         except requests.RequestException as exc:
-            raise _Unreachable("rm-unreachable", f"{url}: {type(exc).__name__}: {exc}") from exc
+            raise _Unreachable("rm-unreachable", f"{url}: {_root_cause(exc)}") from exc
         except OSError as exc:  # e.g. an unreadable client certificate file
             raise ObservationError("auth", f"{url}: TLS setup failed: {exc}") from exc
         return _Answer(resp.url, resp.status_code, resp.reason or "", resp.headers, bodies[-1])

@@ -67,6 +67,12 @@ def test_an_a_min_that_cannot_hold_one_am_is_a_risk(tmp_path: Path, canned_rm) -
 def test_unreachable_rm_and_bad_config(tmp_path: Path) -> None:
     code, out = check(tmp_path, "http://127.0.0.1:9", SAFE)
     assert code == 3 and "UNREACHABLE (rm-unreachable)" in out
+    # One short line: the socket's reason, no traceback, no urllib3 wrapper text.
+    assert (
+        "rm        UNREACHABLE (rm-unreachable): no ResourceManager answered: "
+        "http://127.0.0.1:9/ws/v1/cluster/info: Connection refused\n"
+    ) in out, out
+    assert "Traceback" not in out and "HTTPConnectionPool" not in out
     bad = tmp_path / "bad.yaml"
     bad.write_text("controller: {t2: abc}\n")
     run = amtuner("check", "--config", str(bad))
