@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from amtuner import audit
+from amtuner import audit, lock
 from amtuner.config import Config, ConfigError, load_config, refresh_mismatch
 from amtuner.cycle import Cycle, CycleReport
 from amtuner.executor import ExecutorError, make_refresher
@@ -85,11 +85,23 @@ systemd does not restart a service that cannot start."""
 def cmd_once(args: argparse.Namespace) -> int:
     try:
         cfg = _load(args)
-        states = load_states(cfg.state_file)
         cycle = build_cycle(cfg)
+        if cfg.dry_run:  # writes nothing: no need to wait for another process's cycle
+            return _once(cfg, cycle)
+        with lock.held(lock.path_for(cfg.state_file)):
+            return _once(cfg, cycle)
+    except lock.LockUnavailable as exc:
+        print(f"error     {exc.label}: {exc}")
+        return ExitCode.for_error(exc.label)
     except STARTUP_ERRORS as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
+
+
+def _once(cfg: Config, cycle: Cycle) -> int:
+    """The cycle, under the cycle lock when live: the state is read once the lock is held, so
+    it is the one the last cycle of any process (a running daemon included) saved."""
+    states = load_states(cfg.state_file)
     report, new_states = cycle.run(states)
     print_report(report)
     code = ExitCode.for_error(report.error)

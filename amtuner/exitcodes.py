@@ -27,6 +27,9 @@ class ExitCode(enum.IntEnum):
     """The file was written but the RM did not confirm the reload; the old file was restored."""
     RECORD = 6
     """A change was applied but its audit line or the state file could not be written."""
+    LOCKED = 7
+    """Another amtuner process was running a cycle on the same state file (`amtuner.lock`);
+    nothing changed, and trying again later is safe."""
 
     @classmethod
     def for_error(cls, label: str | None) -> ExitCode:
@@ -43,6 +46,7 @@ _BY_ERROR: Mapping[str, ExitCode] = MappingProxyType(
         "unsafe-xml": ExitCode.FILE,
         "concurrent-edit": ExitCode.FILE,
         "write-failed": ExitCode.FILE,
+        "locked": ExitCode.LOCKED,
     }
 )
 """Cycle error labels (`CycleReport.error`, the executor errors' ``label``) that are not the RM's

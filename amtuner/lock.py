@@ -36,7 +36,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-WAIT_S = 2.0
+WAIT_S = 5.0
 """How long a cycle waits for another process's cycle to end before it skips."""
 POLL_S = 0.05
 
@@ -107,12 +107,13 @@ def _acquire(path: Path, wait_s: float) -> int:
 
 
 @contextlib.contextmanager
-def held(path: Path, wait_s: float = WAIT_S) -> Iterator[None]:
-    """Hold the cycle lock for the ``with`` body; raises LockUnavailable after ``wait_s``.
+def held(path: Path, wait_s: float | None = None) -> Iterator[None]:
+    """Hold the cycle lock for the ``with`` body; raises LockUnavailable after ``wait_s``
+    (default `WAIT_S`).
 
     The descriptor is close-on-exec, so a refresh command cannot keep the lock after amtuner
     exits; closing it releases the lock, as does the process dying."""
-    fd = _acquire(path, wait_s)
+    fd = _acquire(path, WAIT_S if wait_s is None else wait_s)
     try:
         yield
     finally:

@@ -327,8 +327,9 @@ def hold_lock(path: Path) -> subprocess.Popen[str]:
 
 
 def test_a_cycle_that_cannot_take_the_lock_is_skipped_and_writes_nothing(
-    setup: Setup, caplog: pytest.LogCaptureFixture
+    setup: Setup, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(lock, "WAIT_S", 0.2)
     d = setup.daemon()
     holder = hold_lock(lock.path_for(setup.tmp / "state.json"))
     try:
