@@ -38,7 +38,9 @@ pytestmark = pytest.mark.slow
 PERIOD_S = 0.5
 
 SLOW_REFRESH = """\
-import pathlib, sys, time
+import pathlib, signal, sys, time
+if sys.argv[3:] == ["unblock"]:  # as a JVM does: SIGTERM kills it despite amtuner's mask
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 marker = pathlib.Path(sys.argv[1])
 with marker.open("a") as f:
     f.write("start\\n")
@@ -48,12 +50,12 @@ with marker.open("a") as f:
 """
 
 
-def slow_refresh(tmp_path: Path, sleep_s: float) -> tuple[list[str], Path]:
+def slow_refresh(tmp_path: Path, sleep_s: float, *extra: str) -> tuple[list[str], Path]:
     """A refresh command that appends ``start`` to a marker file, sleeps, appends ``end``."""
     script = tmp_path / "refresh.py"
     script.write_text(SLOW_REFRESH)
     marker = tmp_path / "refresh.log"
-    return [sys.executable, str(script), str(marker), str(sleep_s)], marker
+    return [sys.executable, str(script), str(marker), str(sleep_s), *extra], marker
 
 
 def started(marker: Path) -> bool:
@@ -192,6 +194,30 @@ def test_ctrl_c_twice_during_a_refresh_completes_the_change_and_exits_0(tmp_path
         assert marker.read_text().split() == ["start", "end"]
         assert "Traceback" not in log.text() and log.find("SIGINT while stopping: ignored")
         assert_completed(tmp_path, sched)
+
+
+def test_sigterm_that_kills_the_refresh_rolls_the_change_back(tmp_path: Path) -> None:
+    """systemd's stop sends SIGTERM to the whole control group: a refresh command that does not
+    keep amtuner's blocked mask (a JVM) dies of it. The change is then rolled back: the old file
+    is restored and refreshed again, no audit line, the state keeps the old A; exit 0."""
+    command, marker = slow_refresh(tmp_path, 2.0, "unblock")
+    with running_sim(sim_argv(tmp_path)) as (rm_url, sched):
+        original = sched.read_bytes()
+        config = sim_config(tmp_path, rm_url, sched, refresh={"method": "command",
+                            "command": command, "timeout_seconds": 60})  # fmt: skip
+        with amtuner_run(config, start_new_session=True) as (proc, log):
+            wait_for(lambda: started(marker), "the daemon's refresh to start", proc)
+            assert sched.read_bytes() != original
+            os.killpg(proc.pid, signal.SIGTERM)
+            assert proc.wait(timeout=2.0 + STOP_SLACK_S) == 0, log.text()
+        assert marker.read_text().split() == ["start", "start", "end"], "refreshed back once"
+        assert sched.read_bytes() == original
+        assert audit_lines(tmp_path) == []
+        last = load_last_cycle(tmp_path / "state.json")
+        assert last is not None and last["error"] == "refresh-failed", last
+        assert "refreshed again with the previous configuration" in last["message"], last
+        a = SchedulerFile.read(sched, SchedulerKind.FAIR).effective_value("")
+        assert all(s.a == a for s in load_states(tmp_path / "state.json").values())
 
 
 def test_sigusr1_while_the_cycle_observes_stops_its_write(
