@@ -7,6 +7,7 @@ which says when it starts and then sleeps, so a signal or a second process lands
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import signal
@@ -148,6 +149,40 @@ def rising(h: BaseHTTPRequestHandler) -> tuple[int, dict[str, str], bytes]:
 
 _looks: list[int] = []
 _looks_lock = threading.Lock()
+
+
+def test_two_runs_on_one_state_take_turns(
+    tmp_path: Path, canned_rm, fair_file: Path  # noqa: F811 (fixture)
+) -> None:
+    """Two daemons on one config, an RM that asks for more every cycle: their refreshes never
+    overlap, and every change starts from the value the previous one (whichever process made
+    it) wrote, within the step limit."""
+    command, marker = slow_refresh(tmp_path, 0.4)
+    config = write_config(
+        tmp_path / "amtuner.yaml",
+        rm={"urls": [canned_rm(rising)], "connect_timeout_seconds": 2, "read_timeout_seconds": 2},
+        scheduler={"kind": "fair", "config_file": str(fair_file)},
+        controller={"period_seconds": PERIOD_S},
+        refresh={"method": "command", "command": command, "timeout_seconds": 60},
+        audit_log=str(tmp_path / "audit.jsonl"),
+    )  # fmt: skip
+    seed_state(tmp_path / "state.json")
+    with amtuner_run(config) as (first, log1), amtuner_run(config) as (second, log2):
+        wait_for(lambda: marker.exists() and marker.read_text().count("end") >= 3,
+                 "three refreshes", first)  # fmt: skip
+        for proc in (first, second):
+            proc.send_signal(signal.SIGTERM)
+        for proc, log in ((first, log1), (second, log2)):
+            assert proc.wait(timeout=PERIOD_S + STOP_SLACK_S) == 0, log.text()
+    steps = marker.read_text().split()
+    assert steps == ["start", "end"] * (len(steps) // 2), steps
+    audit = audit_lines(tmp_path)
+    assert len(audit) == len(steps) // 2, audit
+    for before, after in itertools.pairwise(audit):
+        assert after["old"] == before["new"], audit
+    for entry in audit:
+        assert abs(float(entry["new"]) - float(entry["old"])) <= 0.2 + 1e-9, audit  # type: ignore[arg-type]
+    assert_completed(tmp_path, fair_file, last_applied=False)
 
 
 def test_once_waits_for_a_runs_change_and_keeps_its_hold_off(
