@@ -1,29 +1,24 @@
 """The `amtuner` command: parses arguments and hands them to the module that owns the subcommand.
 
-Each subcommand lives in the module named in COMMANDS, which provides
-``register(subparsers) -> None`` (adds its parser and sets ``func``) where ``func(args) -> int``
-is the exit code. This file only wires them together.
+Each module in COMMANDS provides ``register(subparsers) -> None`` (adds its parsers and sets
+``func``, where ``func(args) -> int`` is the exit code). Every invocation builds every parser, so
+those modules import only what their parsers need; what a command talks to (requests, the
+simulator, APScheduler, Prometheus) is imported when it runs.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import logging
 import sys
 from collections.abc import Sequence
 
-from amtuner import __version__
+from amtuner import __version__, commands, demo, status
+from amtuner.bench import cli as bench_cli
+from amtuner.sim import cli as sim_cli
+from amtuner.sim import serve
 
-COMMANDS: tuple[str, ...] = (
-    "amtuner.commands",
-    "amtuner.daemon",
-    "amtuner.status",
-    "amtuner.demo",
-    "amtuner.sim.cli",
-    "amtuner.sim.serve",
-    "amtuner.bench.cli",
-)
+COMMANDS = (commands, status, demo, sim_cli, serve, bench_cli)
 """Modules whose ``register`` adds subcommands, in the order `--help` lists them."""
 
 def get_parser() -> argparse.ArgumentParser:
@@ -37,8 +32,8 @@ def get_parser() -> argparse.ArgumentParser:
         help="log verbosity (default: %(default)s)",
     )
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
-        importlib.import_module(name).register(subparsers)
+    for module in COMMANDS:
+        module.register(subparsers)
     return parser
 
 

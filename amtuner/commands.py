@@ -1,14 +1,8 @@
-"""`amtuner once` and `amtuner check`: one cycle by hand, and a pre-flight check.
+"""`amtuner once`, `check` and `run`: their parsers, one cycle by hand and a pre-flight check.
 
-Exit codes (the same for every command that touches an RM; documented in the README):
-
-    0  done (a change was applied, shown in dry-run, or not needed)
-    1  risky settings found (check only) or an unexpected internal error
-    2  usage error or invalid configuration
-    3  the RM could not be observed (unreachable, standby only, garbage); nothing changed
-    4  the scheduler file could not be read, edited or written; nothing changed
-    5  the refresh failed; the previous scheduler file was restored and refreshed again
-    6  the change was applied, but its audit line or the state file could not be written
+The parsers are built for every invocation, so this module stays light: what talks to an RM or a
+file (requests, the executor, the daemon's APScheduler and Prometheus) is imported by the command
+that runs. Exit statuses: `amtuner.exitcodes.ExitCode`.
 """
 
 from __future__ import annotations
@@ -16,19 +10,17 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import textwrap
 from pathlib import Path
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from amtuner import audit, lock
+from amtuner import lock
 from amtuner.config import Config, ConfigError, load_config, refresh_mismatch
-from amtuner.cycle import Cycle, CycleReport
-from amtuner.executor import ExecutorError, make_refresher
-from amtuner.executor.source import open_config
 from amtuner.exitcodes import ExitCode
-from amtuner.model import GLOBAL_TARGET, Observation
-from amtuner.monitor import ObservationError, RMClient, make_session
-from amtuner.risks import find_risks
-from amtuner.state import StateError, load_states, save_states, summarize
+from amtuner.model import GLOBAL_TARGET, Observation, rules_help
+
+if TYPE_CHECKING:
+    from amtuner.cycle import Cycle, CycleReport
 
 log = logging.getLogger(__name__)
 
@@ -70,19 +62,29 @@ def _load(args: argparse.Namespace) -> Config:
 
 
 def build_cycle(cfg: Config) -> Cycle:
+    from amtuner.cycle import Cycle
+    from amtuner.executor import make_refresher
+    from amtuner.monitor import RMClient, make_session
+
     session = make_session(cfg.rm)
     monitor = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
     refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
     return Cycle(config=cfg, monitor=monitor, refresher=refresher)
 
 
-STARTUP_ERRORS = (ConfigError, StateError, ObservationError, ExecutorError)
-"""What can stop a command before its first cycle: the config, the state file, or a session or
-refresher that cannot be built from them (the Kerberos extra missing, no CA bundle). Exit 2, so
-systemd does not restart a service that cannot start."""
+def startup_errors() -> tuple[type[Exception], ...]:
+    """What can stop a command before its first cycle: the config, the state file, or a session
+    or refresher that cannot be built from them (the Kerberos extra missing, no CA bundle).
+    Exit 2, so systemd does not restart a service that cannot start."""
+    from amtuner.executor import ExecutorError
+    from amtuner.monitor import ObservationError
+    from amtuner.state import StateError
+
+    return (ConfigError, StateError, ObservationError, ExecutorError)
 
 
 def cmd_once(args: argparse.Namespace) -> int:
+    errors = startup_errors()
     try:
         cfg = _load(args)
         cycle = build_cycle(cfg)
@@ -93,7 +95,7 @@ def cmd_once(args: argparse.Namespace) -> int:
     except lock.LockUnavailable as exc:
         print(f"error     {exc.label}: {exc}")
         return ExitCode.for_error(exc.label)
-    except STARTUP_ERRORS as exc:
+    except errors as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
 
@@ -101,6 +103,9 @@ def cmd_once(args: argparse.Namespace) -> int:
 def _once(cfg: Config, cycle: Cycle) -> int:
     """The cycle, under the cycle lock when live: the state is read once the lock is held, so
     it is the one the last cycle of any process (a running daemon included) saved."""
+    from amtuner import audit
+    from amtuner.state import StateError, load_states, save_states, summarize
+
     states = load_states(cfg.state_file)
     report, new_states = cycle.run(states)
     print_report(report)
@@ -123,6 +128,11 @@ def _once(cfg: Config, cycle: Cycle) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    from amtuner.executor import ExecutorError, make_refresher
+    from amtuner.executor.source import open_config
+    from amtuner.monitor import ObservationError, RMClient, make_session
+    from amtuner.risks import find_risks
+
     try:
         cfg = _load(args)
     except ConfigError as exc:
@@ -172,6 +182,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "once",
         help="run one control cycle and print what it saw, decided and did",
         description="Observe the RM, decide with the controller, apply (or show) the change.",
+        epilog=rules_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     once.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
     once.add_argument(
@@ -182,6 +194,35 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     check = subparsers.add_parser(
         "check",
         help="validate the config, reach the RM, read the scheduler file, report risks",
+        description="Check that the first live cycle can run: the config, the RM, the scheduler "
+        "file, the paths amtuner writes, the refresh command and the metrics port. Exit 0 only "
+        "when nothing is at risk.",
     )
     check.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
     check.set_defaults(func=cmd_check)
+
+    run = subparsers.add_parser(
+        "run",
+        help="run the control loop as a service (one cycle per controller.period_seconds)",
+        description=textwrap.dedent(
+            """\
+            Run the control cycle every period until SIGTERM. SIGHUP reloads the config,
+            SIGUSR1 pauses (monitor only), SIGUSR2 resumes.
+
+            Logs go to stderr, one line per record: on a terminal
+            "YYYY-MM-DD HH:MM:SS,mmm LEVEL logger: message"; without one (under systemd)
+            "<N>LEVEL logger: message", N the syslog priority journald files it under."""
+        ),
+        epilog=rules_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    run.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    run.add_argument("--dry-run", action="store_true", help="decide and log; write nothing")
+    run.set_defaults(func=cmd_run)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    """The daemon (APScheduler, Prometheus) is loaded by `run` alone."""
+    from amtuner import daemon
+
+    return daemon.cmd_run(args)

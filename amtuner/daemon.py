@@ -46,7 +46,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from prometheus_client import REGISTRY, CollectorRegistry, disable_created_metrics
 
 from amtuner import audit, guard, lock, sdnotify
-from amtuner.commands import STARTUP_ERRORS, build_cycle, target_name
+from amtuner.commands import build_cycle, startup_errors, target_name
 from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.exitcodes import ExitCode
@@ -421,7 +421,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             cfg = cfg.with_dry_run(True)
         disable_created_metrics()
         daemon = Daemon(args.config, cfg, force_dry_run=args.dry_run)
-    except STARTUP_ERRORS as exc:
+    except startup_errors() as exc:
         log.error("%s", exc)
         return ExitCode.CONFIG
     check_timeouts(cfg)
@@ -436,15 +436,3 @@ def cmd_run(args: argparse.Namespace) -> int:
     except OSError as exc:
         log.error("cannot serve metrics on %s:%d: %s", cfg.metrics.address, cfg.metrics.port, exc)
         return ExitCode.FAILED
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = subparsers.add_parser(
-        "run",
-        help="run the control loop as a service (one cycle per controller.period_seconds)",
-        description="Run the control cycle every period until SIGTERM. SIGHUP reloads the "
-        "config, SIGUSR1 pauses (monitor only), SIGUSR2 resumes.",
-    )
-    p.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
-    p.add_argument("--dry-run", action="store_true", help="decide and log; write nothing")
-    p.set_defaults(func=cmd_run)

@@ -17,13 +17,14 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
-
-import yaml
+from typing import TYPE_CHECKING, get_args
 
 from amtuner.commands import build_cycle, target_name
-from amtuner.config import load_config
-from amtuner.cycle import Cycle
+from amtuner.config import PolicyName, load_config
 from amtuner.model import ControllerState
+
+if TYPE_CHECKING:
+    from amtuner.cycle import Cycle
 
 
 class SimStartError(RuntimeError):
@@ -73,6 +74,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _demo(args: argparse.Namespace) -> int:
+    import yaml
+
     period_sim_s = args.period
     sim_argv = [
         "--scheduler", args.scheduler, "--workload", args.workload,
@@ -96,7 +99,7 @@ def _demo(args: argparse.Namespace) -> int:
                 "rm": {"urls": [url]},
                 "scheduler": {"kind": args.scheduler, "config_file": str(sched_path)},
                 "refresh": refresh,
-                "controller": {"period_seconds": period_sim_s / args.speed},
+                "controller": {"policy": args.policy, "period_seconds": period_sim_s / args.speed},
                 "guard": {"hold_off_seconds": 0},
                 "metrics": {"enabled": False},
                 "dry_run": args.dry_run,
@@ -108,7 +111,7 @@ def _demo(args: argparse.Namespace) -> int:
             cfg = load_config(config_path)
             print(f"simulated RM at {url} ({args.scheduler} scheduler, {args.workload}, "
                   f"{args.speed:g}x); scheduler file {sched_path}")
-            print(f"one control period = {period_sim_s:g} simulated s; "
+            print(f"policy {args.policy}; one control period = {period_sim_s:g} simulated s; "
                   f"{'dry-run' if args.dry_run else 'live'}\n")
             print(f"{'cycle':>5} {'sim s':>6} {'P':>4} {'R':>4} {'mem':>5}  A")
             return _loop(build_cycle(cfg), args, period_sim_s)
@@ -149,6 +152,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--scheduler", choices=["capacity", "fair"], default="capacity")
     p.add_argument("--workload", default="paper:mixed", help="default: %(default)s")
+    p.add_argument("--policy", choices=get_args(PolicyName), default="paper",
+                   help="the controller policy (default: %(default)s)")
     p.add_argument("--period", type=float, default=10.0,
                    help="control period in simulated seconds (default: %(default)s)")
     p.add_argument("--speed", type=float, default=10.0,

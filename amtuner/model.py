@@ -111,6 +111,28 @@ class Rule(enum.StrEnum):
     OVER_ALLOCATION_3 = "over-allocation-3"
     HOLD = "hold"
 
+    @property
+    def meaning(self) -> str:
+        """What the rule says in an operator's words (the paper's Algorithm 1)."""
+        return RULE_MEANINGS[self]
+
+
+RULE_MEANINGS: dict[Rule, str] = {
+    Rule.UNDER_ALLOCATION: "apps wait, more than last period, memory use below T1: raise A",
+    Rule.OVER_ALLOCATION_1: "nothing waits and fewer apps run than last period: lower A",
+    Rule.OVER_ALLOCATION_2: (
+        "apps wait, memory use between T3 and T1 but tasks hold less than T2: lower A"
+    ),
+    Rule.OVER_ALLOCATION_3: "memory use at or above T1 but tasks hold less than T2: lower A",
+    Rule.HOLD: "none of the above (or a move held back by a bound or the guard): keep A",
+}
+"""One home for the rule names' explanations: `once`, `status` and `--help` show them."""
+
+
+def rules_help() -> str:
+    """The rule names as a --help epilog or a status legend."""
+    return "rules:\n" + "\n".join(f"  {rule.value:<18} {rule.meaning}" for rule in Rule)
+
 
 class Direction(enum.StrEnum):
     UP = "up"

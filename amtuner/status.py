@@ -11,15 +11,15 @@ import argparse
 import sys
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
-from amtuner import audit
 from amtuner.commands import target_name
 from amtuner.config import ConfigError, load_config
-from amtuner.cycle import States
 from amtuner.exitcodes import ExitCode
-from amtuner.risks import untuned_partitions
-from amtuner.state import StateError, load_last_cycle, load_states
+from amtuner.model import Rule, rules_help
+
+if TYPE_CHECKING:
+    from amtuner.cycle import States
 
 
 def print_status(
@@ -45,6 +45,8 @@ def print_status(
                 file=out,
             )
             if obs.get("labelled_partitions"):
+                from amtuner.risks import untuned_partitions
+
                 print(f"partitions  {untuned_partitions(obs['labelled_partitions'])}", file=out)
         for d in last.get("decisions", []):
             print(
@@ -63,9 +65,24 @@ def print_status(
             f"[{_label(c)}] {c.get('reason')}",
             file=out,
         )
+    shown = [d for d in (last or {}).get("decisions", [])] + changes
+    for name, meaning in _meanings(shown):
+        print(f"meaning     {name}: {meaning}", file=out)
+
+
+def _meanings(decisions: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """The rules and cases named above, each explained once (`Rule.meaning`, `Case.meaning`)."""
+    from amtuner.controller.adaptive.rules import Case
+
+    known = {r.value: r.meaning for r in Rule} | {c.value: c.meaning for c in Case}
+    names = dict.fromkeys(str(d.get(key)) for d in decisions for key in ("rule", "case"))
+    return [(name, known[name]) for name in names if name in known]
 
 
 def cmd_status(args: argparse.Namespace) -> int:
+    from amtuner import audit
+    from amtuner.state import StateError, load_last_cycle, load_states
+
     try:
         cfg = load_config(args.config)
         states = load_states(cfg.state_file)
@@ -90,6 +107,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p = subparsers.add_parser(
         "status",
         help="show what the daemon last did and why (from the state file and audit log)",
+        description="What the last cycle saw and decided, the controller's state per target and "
+        "the last changes from the audit log, each rule and case named explained.",
+        epilog=rules_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
     p.add_argument(

@@ -110,6 +110,9 @@ def test_status_shows_the_last_cycle_state_and_audit_lines(
     assert "observed    P=9 R=2 memory 4096/16384 MB (0.25)" in out
     assert "decision    global: 0.2 -> 0.3 [under-allocation] P 9 > P(t-1) 4" in out
     assert "state       global: A=0.3 n=4 P(t-1)=9 R(t-1)=2" in out
+    # Each rule named is explained once, in the words of `Rule.meaning`.
+    meanings = [line for line in out.splitlines() if line.startswith("meaning")]
+    assert meanings == ["meaning     under-allocation: " + Rule.UNDER_ALLOCATION.meaning]
     changes = [line for line in out.splitlines() if line.startswith("  2023")]
     assert [line.split()[0] for line in changes] == [
         "2023-11-14T22:13:50Z",
@@ -160,6 +163,11 @@ def test_status_names_the_adaptive_case_beside_the_rule(tmp_path: Path) -> None:
     assert _label({"rule": "hold", "case": "dead-band"}) == "hold: dead-band"
     assert _label({"rule": "under-allocation", "case": "under-allocation"}) == "under-allocation"
     assert _label({"rule": "hold"}) == "hold"
+    from amtuner.status import _meanings
+
+    named = _meanings([{"rule": "hold", "case": "dead-band"}, {"rule": "hold"}])
+    assert [name for name, _ in named] == ["hold", "dead-band"]
+    assert all(meaning for _, meaning in named)
 
 
 def test_status_names_labelled_partitions_as_not_tuned(

@@ -1,1 +1,19 @@
-"""bench."""
+"""Experiments as commands (`amtuner bench …`): the paper's grid, the suite, Hadoop's own RM, the
+soak and the cost of a cycle. What their parsers need lives here, so building the command line
+loads no simulator."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"
+"""The fixtures copied into the repository (tests/data/shared, each with its source and licence)."""
+
+SUITE_SEEDS = 3
+"""Seeds per generated workload of the suite (each seed jitters job and task durations); traces
+run once, since they are the data."""
+
+
+def default_workers() -> int:
+    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)

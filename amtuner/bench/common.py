@@ -8,7 +8,6 @@ how they set the results side by side.
 from __future__ import annotations
 
 import dataclasses
-import os
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
@@ -126,10 +125,6 @@ def tqdm_progress(results: Iterable[T], total: int) -> Iterable[T]:
     except ImportError:
         return results
     return tqdm(results, total=total, unit="run", file=sys.stderr)
-
-
-def default_workers() -> int:
-    return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
 
 
 def mean_or_none(values: Iterable[float | None]) -> float | None:

@@ -33,6 +33,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from statistics import mean
 
+from amtuner.bench import SHARED, SUITE_SEEDS
 from amtuner.bench.common import (
     DEFAULT_A,
     FIXED_VALUES,
@@ -47,8 +48,6 @@ from amtuner.model import SchedulerKind
 from amtuner.sim.spec import PERIOD_S, Workload
 from amtuner.sim.workload import PAPER_GROUPS, describe, load_workload
 
-SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"
-"""The fixtures copied into the repository (tests/data/shared, each with its source and licence)."""
 SWIM_TRACE = Path("fixtures/traces/FB-2009_samples_24_times_1hr_0.tsv")
 SLS_TRACE = Path("fixtures/sls/inputsls.json")
 RUMEN_TRACE = Path("fixtures/sls/2jobs2min-rumen-jh.json")
@@ -56,9 +55,7 @@ RUMEN_TRACE = Path("fixtures/sls/2jobs2min-rumen-jh.json")
 SUITE_FIXED_VALUES = tuple(a for a in FIXED_VALUES if a > 0)
 """0.1 … 1.0: A = 0 starts no AM at all on the FairScheduler and only one at a time on the
 CapacityScheduler, never a candidate for best."""
-SEEDS = 3
-"""Seeds per generated workload (each seed jitters job and task durations); traces run once,
-since they are the data."""
+SEEDS = SUITE_SEEDS
 SWIM_PERIOD_S = 60.0
 MAX_SIM_SECONDS = 4 * 3600.0
 """As in the paper bench: a generated workload still running after four simulated hours (the

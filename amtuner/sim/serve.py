@@ -90,12 +90,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.set_defaults(func=run_sim)
 
     admin = subparsers.add_parser(
-        "sim-admin", help="administer a simulated RM (stands in for `yarn rmadmin`)"
+        "sim-admin",
+        help="administer a simulated RM (stands in for `yarn rmadmin`)",
+        description="Administer a running `amtuner sim` as `yarn rmadmin` administers an RM.",
     )
     actions = admin.add_subparsers(dest="admin_command", metavar="ACTION", required=True)
     refresh = actions.add_parser(
         "refresh-queues",
         help="make the simulated RM re-read its scheduler file (yarn rmadmin -refreshQueues)",
+        description="Make the simulated RM re-read its scheduler file, as `yarn rmadmin "
+        "-refreshQueues` does; exit non-zero if it refused the file.",
     )
     refresh.add_argument(
         "--url",

@@ -50,6 +50,37 @@ class Case(enum.StrEnum):
     OVER_ALLOCATED = "over-allocated"
     REVERSAL_UNCONFIRMED = "reversal-unconfirmed"
 
+    @property
+    def meaning(self) -> str:
+        """What the case says in an operator's words."""
+        return CASE_MEANINGS[self]
+
+
+CASE_MEANINGS: Mapping[Case, str] = {
+    Case.IDLE_START: "first period, nothing running yet: start from 1 - T2",
+    Case.NOTHING_WAITS: "no app waits: keep A",
+    Case.NEWCOMERS: "new jobs arrive into short jobs (FairScheduler): down to 1 - T2",
+    Case.ALL_FIT: "room, and every waiting AM already fits under A: keep A",
+    Case.UNSEEN: "room, but AM use has not grown since the last raise: wait",
+    Case.ROOM_SHORT: "room while short jobs turn over (CapacityScheduler): raise by alpha/2^n",
+    Case.ROOM_TAIL_UNCONFIRMED: "room, apps hold more as AMs than as tasks: wait to see it twice",
+    Case.ROOM_TAIL: "that room seen twice: raise by one AM",
+    Case.ROOM: "room while apps wait: raise by alpha/2^n (at least step)",
+    Case.DEAD_BAND: "between roomy and full: keep A",
+    Case.TASKS_KEEP_AIM: "full, but tasks already hold their aim: keep A",
+    Case.AMS_OVER_A: "full, AM use over A by more than one AM (a lower A acts as jobs end): wait",
+    Case.SHORT_FULL: "full, but short jobs turn over (FairScheduler): keep A",
+    Case.AT_GOAL: "full, A already at the goal where tasks keep their aim: keep A",
+    Case.OVER_ALLOCATED: "full while apps wait, AMs crowd tasks: lower A to the goal",
+    Case.REVERSAL_UNCONFIRMED: "a second reversal in a row waits one period for confirmation",
+}
+"""One home for the case names' explanations: `once`, `status` and `--help` show them."""
+
+
+def cases_help() -> str:
+    """The adaptive cases as a --help epilog or a status legend."""
+    return "adaptive cases:\n" + "\n".join(f"  {c.value:<26} {c.meaning}" for c in Case)
+
 
 @dataclass(frozen=True, slots=True)
 class Memory:
