@@ -131,7 +131,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     from amtuner.executor import ExecutorError, make_refresher
     from amtuner.executor.source import open_config
     from amtuner.monitor import ObservationError, RMClient, make_session
-    from amtuner.risks import find_risks
+    from amtuner.risks import find_risks, untuned_partitions
 
     try:
         cfg = _load(args)
@@ -152,6 +152,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"rm        UNREACHABLE ({exc.reason}): {exc}")
         return ExitCode.RM
     print(f"rm        ok: {describe_observation(obs)}")
+    if obs.labelled_partitions:
+        print(f"partitions {untuned_partitions(obs.labelled_partitions)}")
     if cfg.scheduler.kind not in ("auto", obs.scheduler):
         print(f"scheduler MISMATCH: config says {cfg.scheduler.kind}, RM runs {obs.scheduler}")
         return ExitCode.FILE

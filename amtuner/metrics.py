@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from prometheus_client import CollectorRegistry, Counter, Enum, Gauge, Histogram, Info
 from prometheus_client.exposition import start_http_server
 
-from amtuner import __version__
+from amtuner import __version__, lock
 from amtuner.audit import task_memory_ratio
 from amtuner.controller.adaptive import Case
 from amtuner.cycle import CycleReport
@@ -32,6 +32,11 @@ DURATION_BUCKETS = (0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0
 
 def target_label(target: str) -> str:
     return target or "global"
+
+
+SKIP_REASONS = ("missed", "overlap", lock.LABEL)
+"""Every value of ``amtuner_cycles_skipped_total{reason}``, exported at 0 from the start so a
+rate() over it has a series before the first skip."""
 
 
 class Metrics:
@@ -101,7 +106,8 @@ class Metrics:
         )
         self.skipped = Counter(
             "amtuner_cycles_skipped",
-            "Scheduled cycles that did not run: missed (started too late) or overlapping",
+            "Scheduled cycles that did not run: missed (started too late), overlapping, or locked "
+            "(another amtuner process held the cycle lock)",
             ["reason"],
             registry=registry,
         )
@@ -123,7 +129,7 @@ class Metrics:
         self.build.info({"version": __version__})
         for result in RESULTS:
             self.cycles.labels(result)
-        for reason in ("missed", "overlap"):
+        for reason in SKIP_REASONS:
             self.skipped.labels(reason)
 
     def observe_states(self, states: Mapping[str, ControllerState]) -> None:

@@ -144,7 +144,7 @@ def test_unknown_keys_are_errors_with_a_suggestion(
     ("text", "path", "reason"),
     [
         ("controller: {t1: true}", "controller.t1", "got true"),
-        ("controller: {t2: '0.5'}", "controller.t2", "got '0.5'"),
+        ("controller: {t2: '0.5'}", "controller.t2", "got the string '0.5'"),
         ("controller: {t2: 0}", "controller.t2", "greater than 0 and at most 1, got 0"),
         ("controller: {t3: .nan}", "controller.t3", "got nan"),
         ("controller: {a_max: 1.5}", "controller.a_max", "at most 1, got 1.5"),
@@ -367,3 +367,12 @@ def test_yaml_aliases_of_a_real_config_still_work(tmp_path: Path) -> None:
         )
     )
     assert cfg.rm.urls == ("http://rm1:8088", "http://rm2:8088")
+
+
+def test_a_quoted_number_is_named_as_a_string(tmp_path: Path) -> None:
+    exc = error_of(
+        tmp_path,
+        'controller: {t2: "0.5"}\nscheduler: {config_file: /etc/hadoop/fair-scheduler.xml}\n',
+    )
+    assert "controller.t2" in str(exc)
+    assert "got the string '0.5' (a number in quotes is text in YAML" in str(exc)

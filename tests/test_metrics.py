@@ -133,3 +133,11 @@ def test_the_endpoint_serves_them_and_closes(reg: CollectorRegistry) -> None:
     } <= names
     with pytest.raises(requests.ConnectionError):
         requests.get(url, timeout=5)
+
+
+def test_every_skip_reason_is_exported_before_the_first_skip(reg: CollectorRegistry) -> None:
+    """A cycle skipped for the lock is counted under a series that already exists at 0."""
+    Metrics(reg)
+    for reason in ("missed", "overlap", "locked"):
+        value = reg.get_sample_value("amtuner_cycles_skipped_total", {"reason": reason})
+        assert value == 0.0, reason

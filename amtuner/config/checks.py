@@ -35,7 +35,17 @@ def _show(value: object) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
+    if isinstance(value, str) and _looks_numeric(value):
+        return f"the string {value!r} (a number in quotes is text in YAML: remove the quotes)"
     return repr(value)
+
+
+def _looks_numeric(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 class _Checker:
