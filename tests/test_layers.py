@@ -76,3 +76,19 @@ def test_the_rules_see_the_modules() -> None:
     """A rule whose layer matches no module would pass forever."""
     for layer, *_ in RULES:
         assert any(within(name, layer) for name in MODULES), layer
+
+
+MAX_LINES = 600
+"""A module past this wants to be a package divided along its seams (complexity per function is
+ruff's McCabe check, configured in pyproject.toml)."""
+
+
+def test_no_module_exceeds_600_lines() -> None:
+    sizes = {name: len(p.read_text(encoding="utf-8").splitlines()) for name, p in MODULES.items()}
+    assert {name: n for name, n in sizes.items() if n > MAX_LINES} == {}
+
+
+def test_the_readme_stays_an_operators_page() -> None:
+    """Research and results live in docs/; the README is what an operator reads first."""
+    readme = PACKAGE.parent / "README.md"
+    assert len(readme.read_bytes()) <= 12 * 1024

@@ -15,18 +15,23 @@ from __future__ import annotations
 
 import difflib
 import math
-import xml.parsers.expat
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NoReturn
 
 from amtuner.executor.errors import ExecutorError, UnsafeXMLError
 from amtuner.executor.reading import read_regular
+from amtuner.executor.xmlnodes import (
+    MAX_FILE_BYTES,
+    Node,
+    Splice,
+    indent_unit,
+    insert_lines,
+    line_of,
+    parse,
+    replace_text,
+)
 from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a
-
-MAX_FILE_BYTES = 10 * 1024 * 1024
-"""Real scheduler files are a few hundred KB at most; a larger one is refused unread."""
 
 CS_PREFIX = "yarn.scheduler.capacity."
 CS_GLOBAL_KEY = CS_PREFIX + "maximum-am-resource-percent"
@@ -68,191 +73,7 @@ def _fair_segments(target: str) -> list[str]:
     return parts
 
 
-@dataclass(eq=False)
-class _Node:
-    """One element with the byte offsets needed to splice around it."""
-
-    tag: str
-    attrs: dict[str, str]
-    start: int
-    """Offset of its ``<``."""
-    content_start: int
-    """Offset just after the start tag's ``>``."""
-    order: int
-    """Position in document order (used to compare two parses)."""
-    content_end: int = -1
-    """Offset of the end tag's ``<`` (== content_start for ``<x/>``)."""
-    end: int = -1
-    """Offset just after the end tag."""
-    parent: _Node | None = None
-    children: list[_Node] = field(default_factory=list)
-    chunks: list[str] = field(default_factory=list)
-
-    @property
-    def text(self) -> str:
-        return "".join(self.chunks).strip()
-
-    def iter(self) -> Iterator[_Node]:
-        yield self
-        for child in self.children:
-            yield from child.iter()
-
-
-def _tag_end(data: bytes, start: int) -> int:
-    """Offset just after the ``>`` closing the tag that begins at ``start`` (quotes respected)."""
-    quote = 0
-    for i in range(start + 1, len(data)):
-        c = data[i]
-        if quote:
-            if c == quote:
-                quote = 0
-        elif c in b"\"'":
-            quote = c
-        elif c == 0x3E:  # '>'
-            return i + 1
-    raise ExecutorError("unterminated tag")  # expat would have refused first
-
-
-def _refuse_doctype(*_args: object) -> NoReturn:
-    raise UnsafeXMLError("DOCTYPE/entity declarations are not allowed in scheduler files")
-
-
-def _parse(data: bytes, where: str) -> tuple[_Node, str]:
-    """Return the root element and the declared encoding, refusing any DTD."""
-    if len(data) > MAX_FILE_BYTES:
-        raise ExecutorError(f"{where}: {len(data)} bytes is larger than {MAX_FILE_BYTES}")
-    if data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"\x00" in data[:4]:
-        raise ExecutorError(f"{where}: UTF-16/32 files are not supported")
-    parser = xml.parsers.expat.ParserCreate()
-    parser.SetParamEntityParsing(xml.parsers.expat.XML_PARAM_ENTITY_PARSING_NEVER)
-    parser.StartDoctypeDeclHandler = _refuse_doctype
-    parser.EntityDeclHandler = _refuse_doctype
-    parser.UnparsedEntityDeclHandler = _refuse_doctype
-    parser.ExternalEntityRefHandler = _refuse_doctype
-    encoding = ["utf-8"]
-    stack: list[_Node] = []
-    roots: list[_Node] = []
-    count = [0]
-
-    def xml_decl(_version: str | None, enc: str | None, _standalone: int) -> None:
-        if enc:
-            encoding[0] = enc
-
-    def start(tag: str, attrs: dict[str, str]) -> None:
-        at = parser.CurrentByteIndex
-        tag_end = _tag_end(data, at)
-        node = _Node(tag, attrs, at, tag_end, count[0], parent=stack[-1] if stack else None)
-        count[0] += 1
-        if data[tag_end - 2 : tag_end] == b"/>":
-            node.content_end = node.end = tag_end
-        (stack[-1].children if stack else roots).append(node)
-        stack.append(node)
-
-    def end(_tag: str) -> None:
-        node = stack.pop()
-        if node.end < 0:
-            node.content_end = parser.CurrentByteIndex
-            node.end = _tag_end(data, node.content_end)
-
-    def chars(text: str) -> None:
-        if stack:
-            stack[-1].chunks.append(text)
-
-    parser.XmlDeclHandler = xml_decl
-    parser.StartElementHandler = start
-    parser.EndElementHandler = end
-    parser.CharacterDataHandler = chars
-    try:
-        parser.Parse(data, True)
-    except xml.parsers.expat.ExpatError as e:
-        raise ExecutorError(f"{where}: not well-formed XML: {e}") from None
-    except UnsafeXMLError as e:
-        raise UnsafeXMLError(f"{where}: {e}") from None
-    return roots[0], encoding[0]
-
-
-def _line_of(data: bytes, at: int) -> int:
-    return data.count(b"\n", 0, at) + 1
-
-
-def _line_start(data: bytes, at: int) -> int:
-    return data.rfind(b"\n", 0, at) + 1
-
-
-def _indent_of(data: bytes, node: _Node) -> bytes | None:
-    """The whitespace before ``node`` on its line, or None when it does not start its line."""
-    prefix = data[_line_start(data, node.start) : node.start]
-    return prefix if not prefix.strip() else None
-
-
-def _newline(data: bytes, at: int) -> bytes:
-    """The line ending used around ``at`` (so CRLF files stay CRLF)."""
-    nl = data.find(b"\n", at)
-    if nl < 0:
-        nl = data.rfind(b"\n", 0, at)
-    return b"\r\n" if nl > 0 and data[nl - 1 : nl] == b"\r" else b"\n"
-
-
-def _indent_unit(data: bytes, root: _Node) -> bytes:
-    for parent in root.iter():
-        outer = _indent_of(data, parent) if parent is not root else b""
-        for child in parent.children:
-            inner = _indent_of(data, child)
-            if outer is not None and inner is not None and len(inner) > len(outer):
-                return inner[len(outer) :] if inner.startswith(outer) else inner
-    return b"  "
-
-
-@dataclass(frozen=True)
-class _Splice:
-    start: int
-    end: int
-    text: bytes
-
-
-def _insert_lines(data: bytes, root: _Node, parent: _Node, lines: list[bytes]) -> _Splice:
-    """Insert ``lines`` as the parent's last children, each on its own line, siblings' indent."""
-    nl = _newline(data, parent.start)
-    unit = _indent_unit(data, root)
-    parent_indent = _indent_of(data, parent)
-    if parent_indent is None:
-        parent_indent = b""
-    if parent.content_start == parent.end:  # <queue name="a"/>: open it up
-        slash = data.rindex(b"/", parent.start, parent.end)
-        while data[slash - 1 : slash].isspace():
-            slash -= 1
-        body = b"".join(nl + parent_indent + unit + line for line in lines)
-        closing = nl + parent_indent + b"</" + parent.tag.encode() + b">"
-        return _Splice(slash, parent.end, b">" + body + closing)
-    last = parent.children[-1] if parent.children else None
-    if last is not None:
-        indent = _indent_of(data, last)
-        eol = data.find(b"\n", last.end, parent.content_end)
-        if indent is not None and eol >= 0 and not data[last.end : eol].strip():
-            text = b"".join(indent + line + nl for line in lines)
-            return _Splice(eol + 1, eol + 1, text)
-    closing_indent = data[_line_start(data, parent.content_end) : parent.content_end]
-    if not closing_indent.strip() and _line_start(data, parent.content_end) > parent.content_start:
-        indent = closing_indent + unit
-        if last is not None and _indent_of(data, last) is not None:
-            indent = _indent_of(data, last) or indent
-        at = _line_start(data, parent.content_end)
-        return _Splice(at, at, b"".join(indent + line + nl for line in lines))
-    # Everything on one line: stay on it rather than reflow the operator's layout.
-    return _Splice(parent.content_end, parent.content_end, b"".join(ln.strip() for ln in lines))
-
-
-def _replace_text(data: bytes, node: _Node, text: bytes) -> _Splice:
-    """Replace the value text, keeping any whitespace around it."""
-    raw = data[node.content_start : node.content_end]
-    if b"<" in raw or b"&" in raw or not raw.strip():
-        return _Splice(node.content_start, node.content_end, text)
-    lead = len(raw) - len(raw.lstrip())
-    trail = len(raw) - len(raw.rstrip())
-    return _Splice(node.content_start + lead, node.content_end - trail, text)
-
-
-def _as_float(node: _Node, where: str) -> float:
+def _as_float(node: Node, where: str) -> float:
     try:
         value = float(node.text)
     except ValueError:
@@ -296,7 +117,7 @@ class SchedulerFile:
         self.path = Path(path)
         self.kind = SchedulerKind(kind)
         self.data = data
-        self._root, self._encoding = _parse(data, str(self.path))
+        self._root, self._encoding = parse(data, str(self.path))
         expected = "allocations" if self.kind is SchedulerKind.FAIR else "configuration"
         if self._root.tag != expected:
             raise ExecutorError(
@@ -306,8 +127,8 @@ class SchedulerFile:
         if self.kind is SchedulerKind.CAPACITY:
             self._refuse_unreadable_layout()
 
-    def _where(self, node: _Node) -> str:
-        return f"{self.path}:{_line_of(self.data, node.start)}"
+    def _where(self, node: Node) -> str:
+        return f"{self.path}:{line_of(self.data, node.start)}"
 
     def _refuse_unreadable_layout(self) -> None:
         """Refuse CapacityScheduler files whose properties Hadoop's ``Configuration`` may take
@@ -342,7 +163,7 @@ class SchedulerFile:
 
     # --- lookup -----------------------------------------------------------------------------
 
-    def _fair_queue(self, target: str) -> _Node:
+    def _fair_queue(self, target: str) -> Node:
         parent = self._root
         tops = [c for c in parent.children if c.tag in FS_QUEUE_TAGS]
         if len(tops) == 1 and tops[0].attrs.get("name", "").strip() == "root":
@@ -367,7 +188,7 @@ class SchedulerFile:
             )
         return parent
 
-    def _fair_value_node(self, target: str) -> tuple[_Node, _Node | None]:
+    def _fair_value_node(self, target: str) -> tuple[Node, Node | None]:
         """(element that holds or would hold the value, value element if present)."""
         if target == GLOBAL_TARGET:
             holder, tag = self._root, "queueMaxAMShareDefault"
@@ -376,10 +197,10 @@ class SchedulerFile:
         values = [c for c in holder.children if c.tag == tag]
         return holder, values[-1] if values else None  # FS lets the last one win
 
-    def _properties(self) -> dict[str, list[_Node]]:
+    def _properties(self) -> dict[str, list[Node]]:
         """property name -> every <property> defining it, in file order. A ``<name>`` child
         overrides a ``name`` attribute, as in ``Configuration``'s parser."""
-        found: dict[str, list[_Node]] = {}
+        found: dict[str, list[Node]] = {}
         for prop in self._root.children:
             if prop.tag != "property":
                 continue
@@ -389,14 +210,14 @@ class SchedulerFile:
                 found.setdefault(name, []).append(prop)
         return found
 
-    def _property(self, key: str) -> _Node | None:
+    def _property(self, key: str) -> Node | None:
         """The one <property> that sets ``key``, refusing the layouts where editing it could
         leave the RM on another value. ``Configuration`` keeps the last of several definitions
         unless an earlier one is final, so picking one to edit is a guess; and a value given as
         an attribute is not a ``<value>`` element this module can splice."""
         found = self._properties().get(key, [])
         if len(found) > 1:
-            lines = " and ".join(str(_line_of(self.data, p.start)) for p in found)
+            lines = " and ".join(str(line_of(self.data, p.start)) for p in found)
             raise UnsafeXMLError(
                 f"{self.path}: {key} is defined {len(found)} times (lines {lines}); Hadoop's "
                 "Configuration uses the last one (or an earlier final one): keep one definition"
@@ -432,12 +253,12 @@ class SchedulerFile:
                 "maximum-am-resource-percent only limits leaf queues"
             )
 
-    def _capacity_value_node(self, target: str) -> _Node | None:
+    def _capacity_value_node(self, target: str) -> Node | None:
         if target != GLOBAL_TARGET:
             self._check_capacity_queue(target)
         return _value_child(self._property(capacity_key(target)))
 
-    def _value_node(self, target: str) -> _Node | None:
+    def _value_node(self, target: str) -> Node | None:
         if self.kind is SchedulerKind.FAIR:
             return self._fair_value_node(target)[1]
         return self._capacity_value_node(target)
@@ -471,15 +292,15 @@ class SchedulerFile:
 
     # --- editing ----------------------------------------------------------------------------
 
-    def _splice_for(self, target: str, text: bytes) -> _Splice:
+    def _splice_for(self, target: str, text: bytes) -> Splice:
         data, root = self.data, self._root
         if self.kind is SchedulerKind.FAIR:
             holder, node = self._fair_value_node(target)
             if node is not None:
-                return _replace_text(data, node, text)
+                return replace_text(data, node, text)
             tag = b"maxAMShare" if target != GLOBAL_TARGET else b"queueMaxAMShareDefault"
             element = b"<" + tag + b">" + text + b"</" + tag + b">"
-            return _insert_lines(data, root, holder, [element])
+            return insert_lines(data, root, holder, [element])
         node = self._capacity_value_node(target)
         if node is not None:
             assert node.parent is not None
@@ -489,8 +310,8 @@ class SchedulerFile:
                     "Configuration ignores any later definition and an operator marked it not "
                     "to be changed: remove <final>true</final> to let amtuner tune it"
                 )
-            return _replace_text(data, node, text)
-        unit = _indent_unit(data, root)
+            return replace_text(data, node, text)
+        unit = indent_unit(data, root)
         name = self._encode(capacity_key(target))
         lines = [
             b"<property>",
@@ -498,7 +319,7 @@ class SchedulerFile:
             unit + b"<value>" + text + b"</value>",
             b"</property>",
         ]
-        return _insert_lines(data, root, root, lines)
+        return insert_lines(data, root, root, lines)
 
     def _canonical(self, target: str) -> str:
         if target == GLOBAL_TARGET:
@@ -595,19 +416,19 @@ class SchedulerFile:
         return "".join(line + "\n" for line in lines)
 
 
-def _is_final(prop: _Node) -> bool:
+def _is_final(prop: Node) -> bool:
     """``Configuration`` compares with "true"; any spelling of it is refused, to be safe."""
     return any(c.tag == "final" and c.text.lower() == "true" for c in prop.children)
 
 
-def _value_child(prop: _Node | None) -> _Node | None:
+def _value_child(prop: Node | None) -> Node | None:
     if prop is None:
         return None
     values = [c for c in prop.children if c.tag == "value"]
     return values[-1] if values else None
 
 
-def _flatten(root: _Node, masked: set[int], skipped: set[int]) -> list[tuple[object, ...]]:
+def _flatten(root: Node, masked: set[int], skipped: set[int]) -> list[tuple[object, ...]]:
     """Tree as comparable rows; ``masked`` elements' text is ignored, ``skipped`` ones dropped."""
     rows: list[tuple[object, ...]] = []
     for node in root.iter():
