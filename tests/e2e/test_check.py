@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import socket
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
-
-import pytest
 
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_faults import healthy
@@ -183,11 +186,25 @@ def test_the_a_min_risk_names_the_smallest_value_that_holds_one_am(
     assert "raise controller.a_min to at least 0.07" in out
 
 
-@pytest.mark.skipif(
-    hasattr(os, "geteuid") and os.geteuid() == 0,
-    reason="root: os.access grants every write, so an unwritable directory cannot be made",
-)
+AS_SERVICE_USER = """
+import json, os, sys
+from amtuner.config import parse_config
+from amtuner.preflight import live_cycle_problems
+cfg = parse_config(json.loads(sys.argv[1]))
+os.setgroups([])
+os.setgid(65534)
+os.setuid(65534)
+print("\\n".join(live_cycle_problems(cfg)))
+"""
+"""`check` run by root would say yes to every write (os.access), so as root the test asks the
+way an operator should run it: as the service's user (here nobody), in a process that dropped
+to that user after loading amtuner."""
+
+
 def test_unwritable_paths_fail_check(tmp_path: Path, canned_rm) -> None:
+    if os.geteuid() == 0:
+        _unwritable_paths_as_the_service_user()
+        return
     locked = tmp_path / "locked"
     locked.mkdir()
     audit = tmp_path / "audit.log"
@@ -205,6 +222,34 @@ def test_unwritable_paths_fail_check(tmp_path: Path, canned_rm) -> None:
     assert code == 1, out
     assert f"state_file: directory {locked} is not writable" in out
     assert f"backup_dir: directory {locked} is not writable by uid {os.geteuid()} (to create" in out
+    assert f"audit_log: {audit} is not writable" in out
+
+
+def _unwritable_paths_as_the_service_user() -> None:
+    locked = Path(tempfile.mkdtemp(prefix="amtuner-test-"))  # root's, 0755: nobody cannot write
+    try:
+        locked.chmod(0o755)
+        audit = locked / "audit.log"
+        audit.write_text("")
+        doc = {
+            "rm": {"urls": ["http://127.0.0.1:1"]},
+            "scheduler": {"kind": "fair", "config_file": str(locked / "fair-scheduler.xml")},
+            "refresh": {"method": "none"},
+            "metrics": {"enabled": False},
+            "state_file": str(locked / "state.json"),
+            "backup_dir": str(locked / "backups"),
+            "audit_log": str(audit),
+        }
+        proc = subprocess.run(
+            [sys.executable, "-c", AS_SERVICE_USER, json.dumps(doc)],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+    finally:
+        shutil.rmtree(locked)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    assert f"state_file: directory {locked} is not writable" in out
+    assert f"backup_dir: directory {locked} is not writable by uid 65534 (to create" in out
     assert f"audit_log: {audit} is not writable" in out
 
 
