@@ -17,12 +17,27 @@ from typing import TYPE_CHECKING, TextIO
 from amtuner import lock
 from amtuner.config import Config, ConfigError, load_config, refresh_mismatch
 from amtuner.exitcodes import ExitCode
-from amtuner.model import GLOBAL_TARGET, Observation, rules_help
+from amtuner.model import GLOBAL_TARGET, Observation, Rule
 
 if TYPE_CHECKING:
     from amtuner.cycle import Cycle, CycleReport
 
 log = logging.getLogger(__name__)
+
+def decision_names() -> dict[str, str]:
+    """Every name a decision can carry, with its meaning: the paper's rules (`Rule`), then the
+    adaptive policy's finer cases (`Case`)."""
+    from amtuner.controller.adaptive import Case
+
+    return {r.value: r.meaning for r in Rule} | {c.value: c.meaning for c in Case}
+
+
+def decision_names_help() -> str:
+    """The epilog of `once`, `run` and `status`: what the names in their output mean."""
+    names = decision_names()
+    width = max(map(len, names))
+    return "rules and cases:\n" + "\n".join(f"  {n:<{width}}  {m}" for n, m in names.items())
+
 
 def target_name(target: str) -> str:
     return target or "global"
@@ -163,7 +178,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return ExitCode.CONFIG
     refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
     try:
-        sched_file = open_config(cfg.scheduler.config_file, obs.scheduler, refresher)
+        _, sched_file = open_config(cfg.scheduler.config_file, obs.scheduler, refresher)
         values = {
             t: sched_file.effective_value(t) for t in cfg.scheduler.targets or (GLOBAL_TARGET,)
         }
@@ -184,7 +199,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "once",
         help="run one control cycle and print what it saw, decided and did",
         description="Observe the RM, decide with the controller, apply (or show) the change.",
-        epilog=rules_help(),
+        epilog=decision_names_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     once.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
@@ -215,7 +230,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "YYYY-MM-DD HH:MM:SS,mmm LEVEL logger: message"; without one (under systemd)
             "<N>LEVEL logger: message", N the syslog priority journald files it under."""
         ),
-        epilog=rules_help(),
+        epilog=decision_names_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")

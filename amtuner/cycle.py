@@ -26,7 +26,7 @@ from amtuner.executor import (
     apply_edit,
 )
 from amtuner.executor.refresh import refresh_back
-from amtuner.executor.source import open_config, rm_store
+from amtuner.executor.source import open_config
 from amtuner.model import (
     GLOBAL_TARGET,
     SAME_A,
@@ -138,11 +138,9 @@ class Cycle:
             if cfg.dry_run or pause is not None:
                 return _would_apply(report, edit, store, pause), new_states
             self._apply(edit, store)
-        except _Failed as exc:
-            return replace(report, error=exc.error, message=str(exc)), states
         except ObservationError as exc:
             return replace(report, error=exc.reason, message=str(exc)), states
-        except ExecutorError as exc:
+        except (_Failed, ExecutorError) as exc:
             return replace(report, error=exc.label, message=str(exc)), states
         written = ("" if store else f"wrote {edit.path} and ") + f"refreshed with {report.refresh}"
         return replace(report, applied=True, message=written), _mark_written(
@@ -166,8 +164,7 @@ class Cycle:
         unusable = refresh_mismatch(kind, _method_of(self.refresher))
         if unusable is not None:
             raise _Failed("refresh-unusable", f"refresh.method: {unusable}; nothing changed")
-        store = rm_store(cfg.scheduler.config_file, kind, self.refresher)
-        return store, open_config(cfg.scheduler.config_file, kind, self.refresher, self.read_file)
+        return open_config(cfg.scheduler.config_file, kind, self.refresher, self.read_file)
 
     def _decide(
         self, obs: Observation, sched_file: SchedulerFile, states: States, hypothetical: bool
@@ -211,11 +208,11 @@ class Cycle:
 
 class _Failed(Exception):
     """A cycle that must stop for a reason no collaborator raised (a config that does not fit
-    the RM); ``error`` is its report label."""
+    the RM); ``label`` is its report label, as an executor error's is."""
 
-    def __init__(self, error: str, message: str) -> None:
+    def __init__(self, label: str, message: str) -> None:
         super().__init__(message)
-        self.error = error
+        self.label = label
 
 
 def _would_apply(

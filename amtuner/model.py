@@ -129,11 +129,6 @@ RULE_MEANINGS: dict[Rule, str] = {
 """One home for the rule names' explanations: `once`, `status` and `--help` show them."""
 
 
-def rules_help() -> str:
-    """The rule names as a --help epilog or a status legend."""
-    return "rules:\n" + "\n".join(f"  {rule.value:<18} {rule.meaning}" for rule in Rule)
-
-
 class Direction(enum.StrEnum):
     UP = "up"
     DOWN = "down"

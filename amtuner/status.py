@@ -13,10 +13,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from amtuner.commands import target_name
+from amtuner.commands import decision_names, decision_names_help, target_name
 from amtuner.config import ConfigError, load_config
 from amtuner.exitcodes import ExitCode
-from amtuner.model import Rule, rules_help
 
 if TYPE_CHECKING:
     from amtuner.cycle import States
@@ -65,16 +64,14 @@ def print_status(
             f"[{_label(c)}] {c.get('reason')}",
             file=out,
         )
-    shown = [d for d in (last or {}).get("decisions", [])] + changes
+    shown = [*(last or {}).get("decisions", []), *changes]
     for name, meaning in _meanings(shown):
         print(f"meaning     {name}: {meaning}", file=out)
 
 
 def _meanings(decisions: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
-    """The rules and cases named above, each explained once (`Rule.meaning`, `Case.meaning`)."""
-    from amtuner.controller.adaptive.rules import Case
-
-    known = {r.value: r.meaning for r in Rule} | {c.value: c.meaning for c in Case}
+    """The rules and cases named above, each explained once."""
+    known = decision_names()
     names = dict.fromkeys(str(d.get(key)) for d in decisions for key in ("rule", "case"))
     return [(name, known[name]) for name in names if name in known]
 
@@ -109,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="show what the daemon last did and why (from the state file and audit log)",
         description="What the last cycle saw and decided, the controller's state per target and "
         "the last changes from the audit log, each rule and case named explained.",
-        epilog=rules_help(),
+        epilog=decision_names_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")

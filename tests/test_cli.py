@@ -70,3 +70,14 @@ def test_building_the_parser_imports_nothing_heavy() -> None:
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "[]"
+
+
+def test_once_help_explains_every_rule_and_case(capsys: pytest.CaptureFixture[str]) -> None:
+    from amtuner.controller.adaptive import Case
+    from amtuner.model import Rule
+
+    with pytest.raises(SystemExit):
+        get_parser().parse_args(["once", "--help"])
+    out = capsys.readouterr().out
+    for name in [*Rule, *Case]:
+        assert f"  {name.value} " in out and name.meaning in out, name

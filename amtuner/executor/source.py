@@ -22,25 +22,16 @@ NO_FILE = (
 )
 
 
-def rm_store(
-    config_file: Path | None, kind: SchedulerKind, refresher: Refresher
-) -> RestRefresher | None:
-    """The refresher that also holds the configuration, when there is no file to edit."""
-    if config_file is not None:
-        return None
-    if isinstance(refresher, RestRefresher) and kind is SchedulerKind.CAPACITY:
-        return refresher
-    raise ExecutorError(NO_FILE)
-
-
 def open_config(
     config_file: Path | None,
     kind: SchedulerKind,
     refresher: Refresher,
     read_file: Callable[[Path, SchedulerKind], SchedulerFile] = SchedulerFile.read,
-) -> SchedulerFile:
-    store = rm_store(config_file, kind, refresher)
-    if store is not None:
-        return SchedulerFile(Path(SCHEDULER_CONF_PATH), kind, store.fetch())
-    assert config_file is not None  # rm_store returns a store when there is no file
-    return read_file(config_file, kind)
+) -> tuple[RestRefresher | None, SchedulerFile]:
+    """The configuration to edit, and the refresher that also holds it when there is no file
+    (None: the file is edited and then refreshed)."""
+    if config_file is not None:
+        return None, read_file(config_file, kind)
+    if isinstance(refresher, RestRefresher) and kind is SchedulerKind.CAPACITY:
+        return refresher, SchedulerFile(Path(SCHEDULER_CONF_PATH), kind, refresher.fetch())
+    raise ExecutorError(NO_FILE)

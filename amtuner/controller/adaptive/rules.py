@@ -77,11 +77,6 @@ CASE_MEANINGS: Mapping[Case, str] = {
 """One home for the case names' explanations: `once`, `status` and `--help` show them."""
 
 
-def cases_help() -> str:
-    """The adaptive cases as a --help epilog or a status legend."""
-    return "adaptive cases:\n" + "\n".join(f"  {c.value:<26} {c.meaning}" for c in Case)
-
-
 @dataclass(frozen=True, slots=True)
 class Memory:
     """What the policy carries from one period to the next; persisted as ``extra`` keys of the
