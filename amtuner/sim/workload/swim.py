@@ -66,7 +66,6 @@ def load_swim(path: str | Path) -> Workload:
     * containers, AM size and start-up, slowstart: Hadoop 2.x defaults as in the paper groups;
     * submit time = column 2; all jobs in root.default; no random jitter (the trace is the data).
     """
-    p = SWIM_PROFILE
     jobs = []
     for lineno, fields in _tsv_rows(path):
         where = f"{path}:{lineno}"
@@ -81,42 +80,52 @@ def load_swim(path: str | Path) -> Workload:
             raise WorkloadError(f"{where}: not a number: {e}") from None
         if submit_s < 0 or min(input_b, shuffle_b, output_b) < 0:
             raise WorkloadError(f"{where}: negative submit time or byte count")
-        n_maps = max(1, math.ceil(input_b / SWIM_BLOCK_BYTES))
-        n_reduces = (
-            min(math.ceil(shuffle_b / SWIM_SHUFFLE_PER_REDUCE_BYTES), SWIM_MAX_REDUCES)
-            if shuffle_b > 0
-            else 0
-        )
-        map_out_mb = (shuffle_b if n_reduces else 0) / MB / n_maps
-        hdfs_out_mb = 0.0 if n_reduces else output_b / MB / n_maps
-        cost = map_task_cost(p, input_b / MB / n_maps, map_out_mb, hdfs_out_mb)
-        maps = (task_group("map", n_maps, p.map_memory_mb, cost, SWIM_NODE_DISK_MBPS),)
-        reduces: tuple[TaskGroup, ...] = ()
-        if n_reduces:
-            cost = reduce_task_cost(p, shuffle_b / MB / n_reduces, output_b / MB / n_reduces)
-            reduces = (
-                task_group("reduce", n_reduces, p.reduce_memory_mb, cost, SWIM_NODE_DISK_MBPS),
-            )
-        jobs.append(
-            JobSpec(
-                job_id=fields[0],
-                submit_s=submit_s,
-                queue="root.default",
-                maps=maps,
-                reduces=reduces,
-                profile=p.name,
-                am_memory_mb=p.am_memory_mb,
-                am_vcores=TASK_VCORES,
-                am_startup_s=p.am_startup_s,
-                am_teardown_s=p.am_teardown_s,
-                slowstart=SLOWSTART,
-            )
-        )
+        jobs.append(swim_job(fields[0], submit_s, input_b, shuffle_b, output_b))
     if not jobs:
         raise WorkloadError(f"{path}: no jobs in SWIM trace")
+    return swim_workload(f"swim:{Path(path).name}", tuple(jobs))
+
+
+def swim_job(job_id: str, submit_s: float, input_b: int, shuffle_b: int, output_b: int) -> JobSpec:
+    """One job of a SWIM day from its three byte counts, by the rules `load_swim` lists; shared
+    with the generated days (`amtuner.sim.workload.generated`) so both derive tasks alike."""
+    p = SWIM_PROFILE
+    n_maps = max(1, math.ceil(input_b / SWIM_BLOCK_BYTES))
+    n_reduces = (
+        min(math.ceil(shuffle_b / SWIM_SHUFFLE_PER_REDUCE_BYTES), SWIM_MAX_REDUCES)
+        if shuffle_b > 0
+        else 0
+    )
+    map_out_mb = (shuffle_b if n_reduces else 0) / MB / n_maps
+    hdfs_out_mb = 0.0 if n_reduces else output_b / MB / n_maps
+    cost = map_task_cost(p, input_b / MB / n_maps, map_out_mb, hdfs_out_mb)
+    maps = (task_group("map", n_maps, p.map_memory_mb, cost, SWIM_NODE_DISK_MBPS),)
+    reduces: tuple[TaskGroup, ...] = ()
+    if n_reduces:
+        cost = reduce_task_cost(p, shuffle_b / MB / n_reduces, output_b / MB / n_reduces)
+        reduces = (
+            task_group("reduce", n_reduces, p.reduce_memory_mb, cost, SWIM_NODE_DISK_MBPS),
+        )
+    return JobSpec(
+        job_id=job_id,
+        submit_s=submit_s,
+        queue="root.default",
+        maps=maps,
+        reduces=reduces,
+        profile=p.name,
+        am_memory_mb=p.am_memory_mb,
+        am_vcores=TASK_VCORES,
+        am_startup_s=p.am_startup_s,
+        am_teardown_s=p.am_teardown_s,
+        slowstart=SLOWSTART,
+    )
+
+
+def swim_workload(name: str, jobs: tuple[JobSpec, ...]) -> Workload:
+    """SWIM's jobs on SWIM's cluster: 600 nodes, Hadoop 2.x NodeManager defaults, one queue."""
     return Workload(
-        name=f"swim:{Path(path).name}",
-        jobs=tuple(jobs),
+        name=name,
+        jobs=jobs,
         nodes=SWIM_NODES,
         node_memory_mb=SWIM_NODE_MEMORY_MB,
         node_vcores=SWIM_NODE_VCORES,
