@@ -15,6 +15,8 @@
 * ``swim:PATH`` — a SWIM day trace of Facebook jobs (see `load_swim`).
 * ``rumen:PATH`` — a rumen job-history trace, read the way SLS's RUMEN trace type does
   (see `load_rumen`).
+* ``day:JOBS,MAPS[,SEED]`` — a generated day of SWIM-like jobs with a heavy-tailed size mix and
+  exactly MAPS maps, e.g. ``day:25000,8000000`` for the FB-2010 class (see `load_day`).
 
 Modules:
 
@@ -23,6 +25,7 @@ Modules:
 * `paper` — the paper groups and the workloads built from them (phases, two queues,
   Poisson arrivals);
 * `swim`, `sls`, `rumen` — the trace readers;
+* `generated` — days drawn at the size of traces that are not public;
 * `tracefile` — `WorkloadError` and the file and field readers the traces share.
 """
 
@@ -37,6 +40,7 @@ from amtuner.sim.workload.costs import (
     profile_table,
     task_shape,
 )
+from amtuner.sim.workload.generated import load_day
 from amtuner.sim.workload.paper import (
     PAPER_GROUPS,
     PHASES,
@@ -62,6 +66,7 @@ __all__ = [
     "Profile",
     "WorkloadError",
     "describe",
+    "load_day",
     "load_paper",
     "load_phases",
     "load_poisson",
@@ -78,13 +83,14 @@ __all__ = [
 
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
-    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH`` or ``rumen:PATH``."""
-    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim or rumen"
+    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH``, ``rumen:PATH`` or
+    ``day:JOBS,MAPS[,SEED]``."""
+    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim, rumen or day"
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
-            "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH or rumen:PATH"
+            "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH, rumen:PATH or day:JOBS,MAPS[,SEED]"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")
@@ -109,6 +115,8 @@ def load_workload(spec: str, *, seed: int = 0) -> Workload:
         return load_swim(rest)
     if prefix == "rumen":
         return load_rumen(rest)
+    if prefix == "day":
+        return load_day(rest)
     raise WorkloadError(f"workload spec {spec!r}: unknown kind {prefix!r}; expected {kinds}")
 
 

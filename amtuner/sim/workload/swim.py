@@ -103,9 +103,7 @@ def swim_job(job_id: str, submit_s: float, input_b: int, shuffle_b: int, output_
     reduces: tuple[TaskGroup, ...] = ()
     if n_reduces:
         cost = reduce_task_cost(p, shuffle_b / MB / n_reduces, output_b / MB / n_reduces)
-        reduces = (
-            task_group("reduce", n_reduces, p.reduce_memory_mb, cost, SWIM_NODE_DISK_MBPS),
-        )
+        reduces = (task_group("reduce", n_reduces, p.reduce_memory_mb, cost, SWIM_NODE_DISK_MBPS),)
     return JobSpec(
         job_id=job_id,
         submit_s=submit_s,
