@@ -182,12 +182,47 @@ def cmd_cycle(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_speed(args: argparse.Namespace) -> int:
+    from amtuner.bench import speed
+
+    shared = args.shared if args.shared.is_dir() else None
+    day = args.day or (speed.QUICK_DAY if args.quick else speed.DAY)
+    specs, notes = speed.workloads(shared, day, quick=args.quick)
+    for note in notes:
+        print(note)
+    events = args.heapq_events or (speed.QUICK_HEAPQ_EVENTS if args.quick else speed.HEAPQ_EVENTS)
+    try:
+        summary = speed.bench(
+            specs, _schedulers(args.scheduler), args.controller, events,
+            lambda line: print(line, file=sys.stderr, flush=True),
+        )  # fmt: skip
+    except speed.SpeedError as exc:
+        print(f"amtuner bench speed: {exc}", file=sys.stderr)
+        return exc.code
+    summary["skipped"] = notes
+    print(speed.format_table(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = subparsers.add_parser(
         "bench",
         help="run the experiments behind the documented numbers",
         description="Re-make every measured number: the paper's grid, the suite, Hadoop's own RM "
-        "against the simulator, the soak and the cost of one cycle.",
+        "against the simulator, the soak, the cost of one cycle and the simulator's speed.",
     )
     sub = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
     p = sub.add_parser(
@@ -285,5 +320,30 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.set_defaults(func=cmd_cycle)
+
+    p = sub.add_parser(
+        "speed",
+        help="ns per simulated event against a bare heapq loop, peak RSS, controller cost",
+        description="Run the FB-2009 SWIM day and a generated day of the FB-2010 class, each "
+        "in its own process: ns per event of the simulator and of a bare heapq loop in the same "
+        "process, events, peak RSS, and a controlled run's wall time over the fixed run's.",
+    )
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="capacity")
+    p.add_argument("--day", metavar="SPEC",
+                   help="the generated day (default: day:25000,8000000; day:300,6000 with "
+                   "--quick); any workload spec works")
+    p.add_argument("--controller", choices=sorted(POLICIES), default="adaptive",
+                   help="the policy of the controlled run (default: %(default)s)")
+    p.add_argument("--heapq-events", type=_positive,
+                   help="events per round of the bare loop (default: 1,000,000; 100,000 with "
+                   "--quick)")
+    p.add_argument("--quick", action="store_true",
+                   help="small workloads (the FB-2009 trace's first 50 jobs, day:300,6000), in "
+                   "seconds")
+    p.add_argument("--shared", type=Path, default=SHARED,
+                   help="the fixtures directory holding the FB-2009 trace (default: "
+                   "%(default)s); the trace is skipped when absent")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.set_defaults(func=cmd_speed)
 
 
