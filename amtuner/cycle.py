@@ -98,6 +98,10 @@ class Cycle:
     """Why the caller has paused (the daemon: a signal), or None: as with the pause file, decide
     but write nothing. Asked at the start and again just before the write, so a pause that
     arrives while the cycle observes or decides still stops the write."""
+    durable: bool = True
+    """Whether a write is fsynced (`amtuner.executor.files.replace_file`): off only for a
+    simulation's file in its scratch directory, where an fsync is real-time cost and nothing
+    needs to survive a power cut."""
 
     def run(self, states: Mapping[str, ControllerState]) -> tuple[CycleReport, States]:
         started = self.clock()
@@ -196,7 +200,11 @@ class Cycle:
         cfg = self.config
         if store is None:
             apply_edit(
-                edit, self.refresher, backup_dir=cfg.backup_dir, keep_backups=cfg.keep_backups
+                edit,
+                self.refresher,
+                backup_dir=cfg.backup_dir,
+                keep_backups=cfg.keep_backups,
+                durable=self.durable,
             )
             return
         try:

@@ -5,6 +5,10 @@ killed at any instant; so the new content goes to a temp file in the same direct
 and replaces the file with one rename, after which the directory is fsynced. Readers see the
 old file or the new one, never a mix.
 
+``durable=False`` skips both fsyncs and keeps the atomic replace: for a file in a simulation's
+scratch directory, whose content need not survive a power cut but must never be seen half
+written (the simulated FairScheduler's poll reads it). Everything else stays durable.
+
 A temp file left by a killed writer is named ``.<name>.amtuner-<pid>-<random>.tmp`` (hidden, and
 not ending in ``.xml``, so neither Hadoop nor an operator takes it for the real file); the next
 write removes those whose process is gone.
@@ -140,7 +144,9 @@ def _read_current(path: Path) -> bytes:
         raise WriteError(f"cannot read {path} before writing it: {e.strerror or e}") from None
 
 
-def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None:
+def replace_file(
+    path: Path, data: bytes, expected: bytes | None = None, *, durable: bool = True
+) -> None:
     """Atomically make ``path`` hold ``data``; with ``expected``, only if it still holds that.
 
     Owner, group, mode and extended attributes of the existing file are kept so the RM can
@@ -170,7 +176,8 @@ def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None
                 view = view[os.write(fd, view) :]
             if st is not None:
                 _keep_metadata(path, st, fd)
-            os.fsync(fd)
+            if durable:
+                os.fsync(fd)
         finally:
             os.close(fd)
         if expected is not None and _read_current(path) != expected:
@@ -188,11 +195,12 @@ def replace_file(path: Path, data: bytes, expected: bytes | None = None) -> None
         raise
     # The rename is done; some filesystems cannot fsync a directory, and failing here would
     # report an unchanged file that has in fact changed.
-    with contextlib.suppress(OSError):
-        _fsync_dir(directory)
+    if durable:
+        with contextlib.suppress(OSError):
+            _fsync_dir(directory)
 
 
-def _backup(edit: Edit, directory: Path) -> Path:
+def _backup(edit: Edit, directory: Path, durable: bool) -> Path:
     """Write the file's current content as a new backup (nothing rotated yet)."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S.%fZ")
     target = directory / f"{edit.path.name}.{stamp}.bak"
@@ -203,7 +211,7 @@ def _backup(edit: Edit, directory: Path) -> Path:
             f"cannot create backup directory {directory}: {e.strerror or e}; {edit.path} unchanged"
         ) from None
     try:
-        replace_file(target, edit.old_data)
+        replace_file(target, edit.old_data, durable=durable)
     except WriteError as e:
         raise WriteError(f"backup failed, {edit.path} not written: {e}") from None
     return target
@@ -220,7 +228,9 @@ def _rotate(directory: Path, name: str, keep: int) -> None:
                 old.unlink()
 
 
-def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int = 10) -> Path | None:
+def write_atomically(
+    edit: Edit, *, backup_dir: Path | None, keep_backups: int = 10, durable: bool = True
+) -> Path | None:
     """Write ``edit.new_data`` over ``edit.path`` if the file still holds ``edit.old_data``.
 
     Returns the backup written (None when the edit changes nothing or ``keep_backups`` is 0).
@@ -234,12 +244,12 @@ def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int =
     if _read_current(path) != edit.old_data:
         raise ConcurrentEditError(f"{path} was changed on disk since it was read; not overwriting")
     if keep_backups <= 0:
-        replace_file(path, edit.new_data, edit.old_data)
+        replace_file(path, edit.new_data, edit.old_data, durable=durable)
         return None
     directory = backup_dir if backup_dir is not None else edit.path.parent
-    backup = _backup(edit, directory)
+    backup = _backup(edit, directory, durable)
     try:
-        replace_file(path, edit.new_data, edit.old_data)
+        replace_file(path, edit.new_data, edit.old_data, durable=durable)
     except BaseException:
         with contextlib.suppress(OSError):
             backup.unlink()
@@ -248,6 +258,6 @@ def write_atomically(edit: Edit, *, backup_dir: Path | None, keep_backups: int =
     return backup
 
 
-def restore(edit: Edit) -> None:
+def restore(edit: Edit, *, durable: bool = True) -> None:
     """Put ``edit.old_data`` back, unless someone changed the file after our write."""
-    replace_file(_real(edit.path), edit.old_data, edit.new_data)
+    replace_file(_real(edit.path), edit.old_data, edit.new_data, durable=durable)

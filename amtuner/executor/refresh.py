@@ -240,23 +240,30 @@ def make_refresher(
 
 
 def apply_edit(
-    edit: Edit, refresher: Refresher, *, backup_dir: Path | None, keep_backups: int = 10
+    edit: Edit,
+    refresher: Refresher,
+    *,
+    backup_dir: Path | None,
+    keep_backups: int = 10,
+    durable: bool = True,
 ) -> None:
     """Write, then refresh; if the refresh fails, put the previous bytes back and refresh again.
 
     A failed refresh does not mean the RM did not reload: ``yarn rmadmin -refreshQueues`` can
     time out after the RM applied the change, and a PUT can be applied after its connection
     dropped. So after the restore the RM is told to reload the restored file too; if that fails
-    as well, the error says the file and the RM may disagree.
+    as well, the error says the file and the RM may disagree. ``durable``: see `replace_file`.
     """
     if not edit.changed:
         return
-    backup = write_atomically(edit, backup_dir=backup_dir, keep_backups=keep_backups)
+    backup = write_atomically(
+        edit, backup_dir=backup_dir, keep_backups=keep_backups, durable=durable
+    )
     try:
         refresher.refresh(edit)
     except RefreshError as e:
         try:
-            restore(edit)
+            restore(edit, durable=durable)
         except ExecutorError as restore_error:
             where = f"; the backup is {backup}" if backup else ""
             raise RefreshError(

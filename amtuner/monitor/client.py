@@ -19,6 +19,10 @@ one wall-clock deadline, ``rm.connect_timeout_seconds + rm.read_timeout_seconds`
 ``amtuner run`` checks against the period): each request's timeouts are clipped to what is left,
 and the body is streamed one socket read at a time, each read given only the time that remains.
 A body larger than `MAX_BODY_BYTES` is refused as soon as it says or grows so.
+
+Transport: how a GET reaches the RM is a collaborator (`Transport`), HTTP with requests unless
+another is given; everything above it (HA probing, redirects, status checks, parsing) is the
+same for all. The simulator hands in one that asks its in-process RM face for the same bytes.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from urllib.parse import urljoin, urlsplit
 
 import requests
@@ -120,7 +124,7 @@ def _root_cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
-class _Unreachable(Exception):
+class Unreachable(Exception):
     """This RM did not answer at all (or not in time): try the next one."""
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -138,7 +142,7 @@ class _RestUnavailable(Exception):
 
 
 @dataclass(frozen=True, slots=True)
-class _Answer:
+class Answer:
     """One RM answer, read whole within the deadline and the size cap."""
 
     url: str
@@ -149,6 +153,126 @@ class _Answer:
 
     def snippet(self) -> str:
         return " ".join(self.body[:160].decode("utf-8", errors="replace").split())
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """What one request may take: the observation's shared wall-clock deadline, each socket
+    operation's timeouts, and the largest answer read."""
+
+    ends_at: float
+    """`time.monotonic()` by which the whole observation must be done."""
+    total_s: float
+    """The observation's whole budget, for messages."""
+    timeout: tuple[float, float]
+    """requests' (connect, read) timeouts, before clipping to what is left."""
+    max_body_bytes: int
+
+
+class Transport(Protocol):
+    """How one GET reaches an RM: everything below the monitor's parsing, HA probing and
+    redirect handling, so another transport (the simulator's in-process one) changes only how
+    the bytes arrive."""
+
+    def get(
+        self, url: str, accept: str, params: Mapping[str, str] | None, budget: Budget
+    ) -> Answer:
+        """The answer to GET ``url`` (never redirected), read whole within ``budget``.
+
+        Raises `Unreachable` when the RM did not answer (in time), `ObservationError` for a
+        setup failure or an answer over the cap."""
+        ...
+
+
+def too_large(url: str, budget: Budget, how: str) -> ObservationError:
+    return ObservationError(
+        "bad-response",
+        f"{url}: answer larger than the {budget.max_body_bytes} byte cap ({how}); refused",
+    )
+
+
+class RequestsTransport:
+    """The RM over HTTP(S) with requests: the session's TLS, certificate and SPNEGO settings,
+    the body streamed one socket read at a time, each read given only the time that remains."""
+
+    def __init__(self, session: requests.Session) -> None:
+        self.session = session
+
+    def get(
+        self, url: str, accept: str, params: Mapping[str, str] | None, budget: Budget
+    ) -> Answer:
+        left = budget.ends_at - time.monotonic()
+        bodies: list[bytes] = []
+
+        def read(resp: requests.Response, *args: object, **kwargs: object) -> None:
+            # A response hook, so the body is read here, bounded, before requests would read a
+            # redirect's body whole on its own (Session.send consumes it to find ``next``).
+            try:
+                bodies.append(_read_body(resp, budget))
+            finally:
+                resp.close()
+
+        try:
+            resp = self.session.get(
+                url,
+                params=params,
+                headers={"Accept": accept},
+                timeout=(min(budget.timeout[0], left), min(budget.timeout[1], left)),
+                allow_redirects=False,
+                stream=True,
+                hooks={"response": read},
+            )
+        except requests.Timeout as exc:
+            raise Unreachable("timeout", f"{url}: timed out ({type(exc).__name__})") from exc
+        except requests.RequestException as exc:
+            raise Unreachable("rm-unreachable", f"{url}: {_root_cause(exc)}") from exc
+        except OSError as exc:  # e.g. an unreadable client certificate file
+            raise ObservationError("auth", f"{url}: TLS setup failed: {exc}") from exc
+        return Answer(resp.url, resp.status_code, resp.reason or "", resp.headers, bodies[-1])
+
+
+def _read_body(resp: requests.Response, budget: Budget) -> bytes:
+    url = resp.url
+    declared = resp.headers.get("Content-Length", "").strip()
+    if declared.isdigit() and int(declared) > budget.max_body_bytes:
+        raise too_large(url, budget, f"says Content-Length {declared}")
+    raw = resp.raw
+    conn = getattr(raw, "connection", None)
+    sock = getattr(conn, "sock", None)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = budget.ends_at - time.monotonic()
+        if left <= 0:
+            raise Unreachable(
+                "timeout",
+                f"{url}: the answer was not whole within the {budget.total_s:g} s deadline "
+                f"({size} bytes read; a slow-drip RM or link?)",
+            )
+        if sock is not None:  # this socket read gets only the time that is left
+            sock.settimeout(min(budget.timeout[1], left))
+        try:
+            chunk = (
+                raw.read1(_CHUNK, decode_content=True)
+                if isinstance(raw, urllib3.response.BaseHTTPResponse)
+                else raw.read(_CHUNK)  # an in-process requests adapter's file object (SimAdapter)
+            )
+        except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as exc:
+            raise Unreachable(
+                "timeout",
+                f"{url}: the answer stalled after {size} bytes (read timeout, or the "
+                f"{budget.total_s:g} s deadline)",
+            ) from exc
+        except (urllib3.exceptions.HTTPError, OSError) as exc:
+            raise Unreachable(
+                "rm-unreachable", f"{url}: body broke off after {size} bytes: {exc}"
+            ) from exc
+        if not chunk:
+            return b"".join(chunks)
+        size += len(chunk)
+        if size > budget.max_body_bytes:
+            raise too_large(url, budget, "kept sending")
+        chunks.append(chunk)
 
 
 def _place(url: str) -> tuple[str, str, int]:
@@ -171,8 +295,9 @@ class RMClient:
     def __init__(
         self,
         urls: Sequence[str | RMEndpoint],
-        session: requests.Session,
+        session: requests.Session | None = None,
         *,
+        transport: Transport | None = None,
         connect_timeout_s: float = 3.0,
         read_timeout_s: float = 10.0,
         clock: Callable[[], float] = time.time,
@@ -188,7 +313,12 @@ class RMClient:
         self.endpoints = tuple(RMEndpoint.of(u) if isinstance(u, str) else u for u in urls)
         self.urls = tuple(e.url for e in self.endpoints)
         self.web_ui_urls = tuple(u.rstrip("/") for u in web_ui_urls)
-        self.session = session
+        if transport is None:
+            if session is None:
+                raise ValueError("RMClient needs a requests session or a transport")
+            transport = RequestsTransport(session)
+        self.transport = transport
+        """How requests reach the RM: over HTTP with ``session`` unless one is given."""
         self.timeout = (connect_timeout_s, read_timeout_s)
         self.deadline_s = connect_timeout_s + read_timeout_s if deadline_s is None else deadline_s
         """Wall-clock budget of every request of one observation together."""
@@ -247,7 +377,7 @@ class RMClient:
         for i, rm in enumerate(order):
             try:
                 state = self._ha_state(rm)
-            except _Unreachable as exc:
+            except Unreachable as exc:
                 failures.append(exc.detail)
                 reasons.add(exc.reason)
                 continue
@@ -259,7 +389,7 @@ class RMClient:
         for rm in active + others:
             try:
                 return fn(rm)
-            except _Unreachable as exc:
+            except Unreachable as exc:
                 failures.append(exc.detail)
                 reasons.add(exc.reason)
         reason = "timeout" if reasons == {"timeout"} else "rm-unreachable"
@@ -280,90 +410,19 @@ class RMClient:
 
     # HTTP
 
-    def _send(self, url: str, accept: str) -> _Answer:
-        """One GET, never redirected, whole within what is left of the deadline and the cap."""
+    def _send(self, url: str, accept: str) -> Answer:
+        """One GET through the transport, within what is left of the deadline and the cap."""
         left = self._deadline - time.monotonic()
         if left <= 0:
-            raise _Unreachable(
+            raise Unreachable(
                 "timeout", f"{url}: not asked: the {self.deadline_s:g} s deadline had passed"
             )
         params = {"user.name": self.user_name} if self.user_name else None
-        bodies: list[bytes] = []
-
-        def read(resp: requests.Response, *args: object, **kwargs: object) -> None:
-            # A response hook, so the body is read here, bounded, before requests would read a
-            # redirect's body whole on its own (Session.send consumes it to find ``next``).
-            try:
-                bodies.append(self._read_body(resp))
-            finally:
-                resp.close()
-
-        try:
-            resp = self.session.get(
-                url,
-                params=params,
-                headers={"Accept": accept},
-                timeout=(min(self.timeout[0], left), min(self.timeout[1], left)),
-                allow_redirects=False,
-                stream=True,
-                hooks={"response": read},
-            )
-        except requests.Timeout as exc:
-            raise _Unreachable("timeout", f"{url}: timed out ({type(exc).__name__})") from exc
-        except requests.RequestException as exc:
-            raise _Unreachable("rm-unreachable", f"{url}: {_root_cause(exc)}") from exc
-        except OSError as exc:  # e.g. an unreadable client certificate file
-            raise ObservationError("auth", f"{url}: TLS setup failed: {exc}") from exc
-        return _Answer(resp.url, resp.status_code, resp.reason or "", resp.headers, bodies[-1])
-
-    def _read_body(self, resp: requests.Response) -> bytes:
-        url = resp.url
-        declared = resp.headers.get("Content-Length", "").strip()
-        if declared.isdigit() and int(declared) > self.max_body_bytes:
-            raise self._too_large(url, f"says Content-Length {declared}")
-        raw = resp.raw
-        conn = getattr(raw, "connection", None)
-        sock = getattr(conn, "sock", None)
-        chunks: list[bytes] = []
-        size = 0
-        while True:
-            left = self._deadline - time.monotonic()
-            if left <= 0:
-                raise _Unreachable(
-                    "timeout",
-                    f"{url}: the answer was not whole within the {self.deadline_s:g} s deadline "
-                    f"({size} bytes read; a slow-drip RM or link?)",
-                )
-            if sock is not None:  # this socket read gets only the time that is left
-                sock.settimeout(min(self.timeout[1], left))
-            try:
-                chunk = (
-                    raw.read1(_CHUNK, decode_content=True)
-                    if isinstance(raw, urllib3.response.BaseHTTPResponse)
-                    else raw.read(_CHUNK)  # an in-process transport's file object (SimAdapter)
-                )
-            except (urllib3.exceptions.ReadTimeoutError, TimeoutError) as exc:
-                raise _Unreachable(
-                    "timeout",
-                    f"{url}: the answer stalled after {size} bytes (read timeout, or the "
-                    f"{self.deadline_s:g} s deadline)",
-                ) from exc
-            except (urllib3.exceptions.HTTPError, OSError) as exc:
-                raise _Unreachable(
-                    "rm-unreachable", f"{url}: body broke off after {size} bytes: {exc}"
-                ) from exc
-            if not chunk:
-                return b"".join(chunks)
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                raise self._too_large(url, "kept sending")
-            chunks.append(chunk)
-
-    def _too_large(self, url: str, how: str) -> ObservationError:
-        return ObservationError(
-            "bad-response",
-            f"{url}: answer larger than the {self.max_body_bytes} byte cap ({how}); refused",
-        )
+        budget = Budget(self._deadline, self.deadline_s, self.timeout, self.max_body_bytes)
+        answer = self.transport.get(url, accept, params, budget)
+        if len(answer.body) > self.max_body_bytes:
+            raise too_large(url, budget, "kept sending")
+        return answer
 
     def _web_bases(self, rm: RMEndpoint) -> list[str]:
         if self.web_ui_urls:
@@ -378,7 +437,7 @@ class RMClient:
             bases = [*self.web_ui_urls, *(e.web for e in self.endpoints if e.web)]
         return next((b for b in bases if _names(target, b, path)), None)
 
-    def _get(self, base: str, path: str, accept: str, *, rest: bool) -> tuple[_Answer, str]:
+    def _get(self, base: str, path: str, accept: str, *, rest: bool) -> tuple[Answer, str]:
         """GET base+path, following one standby redirect to a configured RM; returns the answer
         and the base that gave it."""
         url = base + path
@@ -421,7 +480,7 @@ class RMClient:
             )
         return again, peer
 
-    def _checked(self, resp: _Answer, *, rest: bool) -> _Answer:
+    def _checked(self, resp: Answer, *, rest: bool) -> Answer:
         if resp.status == 200:
             return resp
         if resp.status == 401:
@@ -458,12 +517,12 @@ class RMClient:
         for base in bases:
             try:
                 resp, answered = self._get(base, WEBUI_PATH, "text/html", rest=False)
-            except _Unreachable as exc:
+            except Unreachable as exc:
                 failures.append(exc.detail)
                 continue
             self._checked(resp, rest=False)
             return parse_cluster_page(resp.body, resp.url), answered
-        raise _Unreachable("rm-unreachable", "; ".join(failures))
+        raise Unreachable("rm-unreachable", "; ".join(failures))
 
     def _remember(self, rm: RMEndpoint, web_base: str | None = None) -> None:
         """The RM to probe first next time: the configured entry that answered."""
