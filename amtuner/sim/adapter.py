@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import io
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Iterator, Mapping
+from contextlib import contextmanager
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Protocol
@@ -28,6 +29,7 @@ from amtuner.monitor.client import Answer, Budget
 from amtuner.sim import rmapi
 from amtuner.sim.rmapi import FaceOptions, SimLike
 from amtuner.sim.server import ALLOC_RELOAD_INTERVAL_S, AllocationFileWatcher
+from amtuner.sim.view import AppView, ClusterView
 
 
 class SimAdapter(BaseAdapter):
@@ -85,6 +87,32 @@ class SimAdapter(BaseAdapter):
         """Nothing to release: no connections."""
 
 
+class _Instant:
+    """``sim`` as it stands at one instant: its `view()` is built once for every request."""
+
+    def __init__(self, sim: SimLike) -> None:
+        self.sim = sim
+        self.scheduler_kind = sim.scheduler_kind
+        self._view: ClusterView | None = None
+
+    def view(self) -> ClusterView:
+        if self._view is None:
+            self._view = self.sim.view()
+        return self._view
+
+    def app_views(
+        self, states: Collection[str] | None = None, limit: int | None = None
+    ) -> list[AppView]:
+        return self.sim.app_views(states, limit)
+
+    def scheduler_config(self) -> bytes:
+        return self.sim.scheduler_config()
+
+    def reload_scheduler_config(self, data: bytes) -> None:
+        self._view = None
+        self.sim.reload_scheduler_config(data)
+
+
 class SimTransport:
     """The monitor's GETs answered by `rmapi.handle` on ``sim``, in this thread (the caller
     advances the simulation, as `ControlledRun` does from inside it). In virtual time nothing
@@ -93,6 +121,19 @@ class SimTransport:
     def __init__(self, sim: SimLike, options: FaceOptions | None = None) -> None:
         self.sim = sim
         self.options = options or FaceOptions()
+        self._instant: _Instant | None = None
+
+    @contextmanager
+    def instant(self) -> Iterator[None]:
+        """Requests made within share one `view()` of the simulation: one rendering of the
+        RM's state per observation instead of one per request. Only for a caller that does
+        not advance the simulation meanwhile (virtual time stands still during one
+        observation), so the answers are the same bytes."""
+        self._instant = _Instant(self.sim)
+        try:
+            yield
+        finally:
+            self._instant = None
 
     def get(
         self, url: str, accept: str, params: Mapping[str, str] | None, budget: Budget
@@ -104,7 +145,7 @@ class SimTransport:
         if split.query:
             path_qs += "?" + split.query
         answer = rmapi.handle(
-            self.sim, "GET", path_qs, b"", {"Accept": accept}, options=self.options
+            self._instant or self.sim, "GET", path_qs, b"", {"Accept": accept}, options=self.options
         )
         return Answer(
             url, answer.status, HTTPStatus(answer.status).phrase, answer.headers, answer.body

@@ -7,14 +7,16 @@ RM's side of a reload is simulated faithfully: a CapacityScheduler reloads when 
 FairScheduler finds the changed allocation file on its own 10 s poll once it is 5 s old.
 
 What belongs to real time is left out, not the code: no HTTP client machinery around the
-in-process answer, no fsync of the scratch file (the atomic replace stays), and the file is
-parsed again only when it changed on disk (`UnchangedFileCache`).
+in-process answer, the simulation's state rendered once per observation (`OneInstantMonitor`),
+no fsync of the scratch file (the atomic replace stays), and the file parsed again only when it
+changed on disk (`UnchangedFileCache`).
 """
 
 from __future__ import annotations
 
 import os
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 
 from amtuner.config import (
@@ -29,7 +31,7 @@ from amtuner.config import (
 from amtuner.controller import get_policy
 from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.executor import Edit, RefreshError, SchedulerFile
-from amtuner.model import SchedulerKind
+from amtuner.model import Observation, SchedulerKind
 from amtuner.monitor import RMClient
 from amtuner.sim.adapter import SimTransport, watch_allocation_file
 from amtuner.sim.simulation import SchedulerConfigError, Simulation
@@ -94,6 +96,19 @@ class UnchangedFileCache:
         return self._file
 
 
+class OneInstantMonitor:
+    """The monitor, with the simulation's state rendered once per observation (its requests
+    are answered in one instant of virtual time; see `SimTransport.instant`)."""
+
+    def __init__(self, client: RMClient, transport: SimTransport) -> None:
+        self.client = client
+        self.transport = transport
+
+    def observe(self, targets: Sequence[str] = ()) -> Observation:
+        with self.transport.instant():
+            return self.client.observe(targets)
+
+
 class ControlledRun:
     """Attach a control loop to a simulation; `run()` then advances both together."""
 
@@ -128,9 +143,11 @@ class ControlledRun:
             keep_backups=0,
             state_file=workdir / "state.json",
         )
-        monitor = RMClient(
-            [SIM_URL], transport=SimTransport(sim), clock=lambda: sim.now, web_ui_fallback=False
+        transport = SimTransport(sim)
+        client = RMClient(
+            [SIM_URL], transport=transport, clock=lambda: sim.now, web_ui_fallback=False
         )
+        monitor = OneInstantMonitor(client, transport)
         if kind is SchedulerKind.FAIR:
             touched = FairFileTouched(sim)
             watch_allocation_file(sim, path, lambda _mtime: touched.written_at)

@@ -12,9 +12,11 @@ from amtuner.model import SchedulerKind
 from amtuner.monitor import ObservationError
 from amtuner.monitor.client import Answer, Budget, RMClient, Unreachable
 from amtuner.sim.adapter import SimAdapter, SimTransport
+from amtuner.sim.control import OneInstantMonitor
 from amtuner.sim.rmapi import FaceOptions
 from amtuner.sim.server import SimServer
 from amtuner.sim.simulation import Simulation, build_simulation
+from amtuner.sim.view import ClusterView
 from amtuner.sim.workload import load_workload
 
 
@@ -114,3 +116,29 @@ def test_an_answer_over_the_cap_is_refused_whatever_brought_it() -> None:
 def test_a_client_needs_a_session_or_a_transport() -> None:
     with pytest.raises(ValueError, match="session or a transport"):
         RMClient(["http://sim"])
+
+
+@pytest.mark.parametrize("kind", list(SchedulerKind))
+def test_one_observation_renders_the_simulation_once(
+    kind: SchedulerKind, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sim = simulation(kind)
+    transport = SimTransport(sim)
+    client = RMClient(["http://sim"], transport=transport, clock=lambda: sim.now)
+    views: list[float] = []
+    real_view = Simulation.view
+
+    def view(self: Simulation) -> ClusterView:
+        views.append(self.now)
+        return real_view(self)
+
+    monkeypatch.setattr(Simulation, "view", view)
+    each = client.observe(["root.default"])
+    assert len(views) == 3  # info, metrics, scheduler
+    views.clear()
+    with transport.instant():
+        once = client.observe(["root.default"])
+    assert len(views) == 1 and once == each
+    sim.run_until(40.0)
+    again = OneInstantMonitor(client, transport).observe(["root.default"])
+    assert len(views) == 2 and again.time == 40.0 and again != once  # a new instant, a new view
