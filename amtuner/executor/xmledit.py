@@ -118,6 +118,7 @@ class SchedulerFile:
         self.kind = SchedulerKind(kind)
         self.data = data
         self._root, self._encoding = parse(data, str(self.path))
+        self._by_name: dict[str, list[Node]] | None = None
         expected = "allocations" if self.kind is SchedulerKind.FAIR else "configuration"
         if self._root.tag != expected:
             raise ExecutorError(
@@ -199,7 +200,13 @@ class SchedulerFile:
 
     def _properties(self) -> dict[str, list[Node]]:
         """property name -> every <property> defining it, in file order. A ``<name>`` child
-        overrides a ``name`` attribute, as in ``Configuration``'s parser."""
+        overrides a ``name`` attribute, as in ``Configuration``'s parser. Indexed once: the
+        parsed file never changes, and a cycle looks several properties up."""
+        if self._by_name is None:
+            self._by_name = self._index_properties()
+        return self._by_name
+
+    def _index_properties(self) -> dict[str, list[Node]]:
         found: dict[str, list[Node]] = {}
         for prop in self._root.children:
             if prop.tag != "property":

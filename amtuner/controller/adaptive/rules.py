@@ -7,7 +7,7 @@ from __future__ import annotations
 import enum
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass, fields
 
 from amtuner.config import ControllerSettings
 from amtuner.controller.adaptive.figures import DECIMALS, Figures, aim_text, figures, task_aim
@@ -110,7 +110,7 @@ class Memory:
         )
 
     def extra(self) -> dict[str, float]:
-        return {name: float(value) for name, value in asdict(self).items()}
+        return {f.name: float(getattr(self, f.name)) for f in fields(self)}
 
 
 @dataclass(frozen=True, slots=True)
