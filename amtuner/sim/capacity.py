@@ -127,9 +127,12 @@ class CSQueue:
         "am_used_mb",
         "am_used_vcores",
         "apps",
+        "children",
         "conf",
+        "guarantee_mb",
         "heap",
         "is_leaf",
+        "max_mb",
         "min_pending_am",
         "parent",
         "pending",
@@ -137,6 +140,7 @@ class CSQueue:
         "used_mb",
         "used_vcores",
         "user_am_used",
+        "user_limit",
         "user_used",
     )
 
@@ -144,6 +148,12 @@ class CSQueue:
         self.conf = conf
         self.parent = parent
         self.is_leaf = not conf.children
+        self.children: list[CSQueue] = []
+        """In configuration order (ties in ParentQueue's ordering go to the first)."""
+        self.guarantee_mb = 0
+        """Its absolute capacity of the cluster, normalised up; set with the configuration."""
+        self.max_mb = 0
+        """Its absolute maximum capacity of the cluster."""
         self.used_mb = 0
         self.used_vcores = 0
         self.allocated_containers = 0
@@ -159,6 +169,9 @@ class CSQueue:
         self.user_am_used: dict[str, int] = {}
         """AM memory by user; its keys are the users with active apps."""
         self.user_used: dict[str, int] = {}
+        self.user_limit = (-1, 0, 0)
+        """(current capacity, active users, user limit) last computed: the limit changes only
+        with those two, and it is asked for every container."""
         self.heap: list[tuple[int, App]] = []
         """Activated apps that want a container, FIFO by submission."""
 
@@ -200,7 +213,12 @@ class CapacityScheduler:
                 queues[qc.path] = reused
             else:
                 queues[qc.path] = CSQueue(qc, parent)
+        total, min_alloc = self.cluster.total_mb, self.cluster.min_alloc_mb
         for q in queues.values():
+            q.children = [queues[c] for c in q.conf.children]
+            q.guarantee_mb = multiply_and_normalize_up(total, q.conf.absolute_capacity, min_alloc)
+            q.max_mb = int(q.conf.absolute_max_capacity * total)
+            q.user_limit = (-1, 0, 0)
             if not q.is_leaf:
                 q.used_mb = q.used_vcores = q.allocated_containers = 0
         for q in queues.values():
@@ -213,6 +231,9 @@ class CapacityScheduler:
                     p = p.parent
         self.queues = queues
         self.leaves = [q for q in queues.values() if q.is_leaf]
+        self._lone_leaf = self.leaves[0] if len(self.leaves) == 1 else None
+        """The leaf of a tree that is one chain of queues (most clusters: root.default): it is
+        the only pick, and its limit is its maximum capacity as the others' usage is its own."""
 
     def reload(self, data: bytes) -> None:
         conf = parse_capacity_config(data)
@@ -225,35 +246,46 @@ class CapacityScheduler:
     # limits
 
     def current_limit_mb(self, queue: CSQueue) -> int:
-        total = self.cluster.total_mb
-        if queue.parent is None:
-            return total
-        parent_limit = self.current_limit_mb(queue.parent)
-        child_max = int(queue.conf.absolute_max_capacity * total)
+        """What ``queue`` may grow to now (``getCurrentLimitResource``): its parent's limit less
+        what its siblings use, capped by its maximum capacity."""
+        parent = queue.parent
+        if parent is None:
+            return self.cluster.total_mb
         return child_limit_mb(
-            parent_limit, queue.parent.used_mb, queue.used_mb, child_max, self.cluster.min_alloc_mb
+            self.current_limit_mb(parent),
+            parent.used_mb,
+            queue.used_mb,
+            queue.max_mb,
+            self.cluster.min_alloc_mb,
         )
 
     def guarantee_mb(self, queue: CSQueue) -> int:
-        return multiply_and_normalize_up(
-            self.cluster.total_mb, queue.conf.absolute_capacity, self.cluster.min_alloc_mb
-        )
+        return queue.guarantee_mb
 
     def user_limit_mb(self, leaf: CSQueue) -> int:
+        min_alloc = self.cluster.min_alloc_mb
+        used, guarantee = leaf.used_mb, leaf.guarantee_mb
+        current = guarantee if used < guarantee else used + min_alloc
+        users = len(leaf.user_am_used)
+        cached = leaf.user_limit
+        if cached[0] == current and cached[1] == users:
+            return cached[2]
         c = leaf.conf
-        return user_limit_mb(
-            self.guarantee_mb(leaf),
-            leaf.used_mb,
-            int(c.absolute_max_capacity * self.cluster.total_mb),
-            self.cluster.min_alloc_mb,
-            active_users=len(leaf.user_am_used),
+        limit = user_limit_mb(
+            guarantee,
+            used,
+            leaf.max_mb,
+            min_alloc,
+            active_users=users,
             user_limit_percent=c.user_limit_percent,
             user_limit_factor=c.user_limit_factor,
         )
+        leaf.user_limit = (current, users, limit)
+        return limit
 
     def am_limit_mb(self, queue: CSQueue) -> int:
         return am_limit_mb(
-            self.guarantee_mb(queue),
+            queue.guarantee_mb,
             self.current_limit_mb(queue),
             queue.conf.am_percent,
             self.cluster.min_alloc_mb,
@@ -287,7 +319,7 @@ class CapacityScheduler:
         if busy and leaf.am_used_mb + leaf.min_pending_am > limit:
             return  # not even the smallest pending AM fits: the common case, kept O(1)
         ulimit = user_am_limit_mb(
-            self.guarantee_mb(leaf),
+            leaf.guarantee_mb,
             leaf.conf.am_percent,
             limit,
             self.cluster.min_alloc_mb,
@@ -366,6 +398,9 @@ class CapacityScheduler:
     # allocation
 
     def _pick_leaf(self, blocked: set[int]) -> CSQueue | None:
+        lone = self._lone_leaf
+        if lone is not None:
+            return lone if lone.heap and id(lone) not in blocked else None
         return self._pick_in(self.queues["root"], blocked)
 
     def _pick_in(self, queue: CSQueue, blocked: set[int]) -> CSQueue | None:
@@ -374,13 +409,16 @@ class CapacityScheduler:
         serve wins."""
         if queue.is_leaf:
             return queue if queue.heap and id(queue) not in blocked else None
-        total = self.cluster.total_mb
+        children = queue.children
+        if len(children) > 1:  # one child needs no order (most clusters: root.default alone)
+            total = self.cluster.total_mb
 
-        def used_capacity(child: CSQueue) -> float:
-            guarantee = child.conf.absolute_capacity * total
-            return child.used_mb / guarantee if guarantee > 0 else math.inf
+            def used_capacity(child: CSQueue) -> float:
+                guarantee = child.conf.absolute_capacity * total
+                return child.used_mb / guarantee if guarantee > 0 else math.inf
 
-        for child in sorted((self.queues[c] for c in queue.conf.children), key=used_capacity):
+            children = sorted(children, key=used_capacity)
+        for child in children:
             leaf = self._pick_in(child, blocked)
             if leaf is not None:
                 return leaf
@@ -390,26 +428,32 @@ class CapacityScheduler:
         """FIFO inside a leaf; queues in ParentQueue order from root down (`_pick_in`)."""
         cluster = self.cluster
         min_alloc = cluster.min_alloc_mb
+        maps_off_switch = cluster.maps_off_switch
+        lone = self._lone_leaf
+        lone_limit = self.current_limit_mb(lone) if lone is not None else 0
         blocked: set[int] = set()
         skipped: list[tuple[CSQueue, tuple[int, App]]] = []
         while cluster.fits_somewhere(min_alloc):
             leaf = self._pick_leaf(blocked)
             if leaf is None:
                 break
-            entry = leaf.heap[0]
-            app = entry[1]
-            if not app.wants_container:
+            app = leaf.heap[0][1]
+            if app.am_node is None:
+                mem, off_switch = app.am_memory_mb, True
+            elif app.pending:
+                unit = app.pending[0]
+                mem, off_switch = unit.memory_mb, maps_off_switch or not unit.is_map
+            else:
                 heapq.heappop(leaf.heap)
                 app.in_heap = False
                 continue
-            mem, _ = app.next_request()
-            if leaf.used_mb + mem > self.current_limit_mb(leaf):
+            if leaf.used_mb + mem > (lone_limit if lone else self.current_limit_mb(leaf)):
                 blocked.add(id(leaf))
                 continue
             if leaf.user_used.get(app.spec.user, 0) + mem > self.user_limit_mb(leaf):
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue
-            node = cluster.find(mem, off_switch=app.next_is_off_switch(cluster.maps_off_switch))
+            node = cluster.find(mem, off_switch=off_switch)
             if node is None:
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue

@@ -6,16 +6,23 @@ which spreads containers the way node heartbeats arriving in turn do on a real R
 pass is one round of node heartbeats (`begin_heartbeat` / `end_heartbeat`): a node that has taken
 its share of containers for the round leaves the buckets until the round ends.
 
+Each bucket keeps its nodes in the order they entered it, and the first is taken; an
+`OrderedDict` finds that first node in constant time, where a plain dict would walk past the
+slots of every node that left the bucket since it was last resized (9x slower at 10,000 nodes).
+
 Processor sharing: every task on a node progresses at the same rate
 ``min(1, cpu / cpu_demand, disk / disk_demand)``. A node keeps a "work clock" (the integral of its
-rate); a task finishes when the clock has advanced by its duration. So a change in a node's task
-set costs one rate update and one rescheduled event for that node only; superseded events are
-dropped by a version check when they come up.
+rate); a task finishes when the clock has advanced by its duration. A change in a node's task set
+marks the node; once the instant's events have run (`Engine.settle`), each marked node gets its
+new rate and, if its next finish moved, one event. A task ending and the next one placed on its
+node in the same instant so cost one event, not two; an event superseded by a later instant's
+change is dropped by a version check when it comes up.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -53,6 +60,7 @@ class Node:
         "next_t",
         "rate",
         "tasks",
+        "unsettled",
         "vcores",
         "version",
         "work",
@@ -79,9 +87,15 @@ class Node:
         self.work = 0.0
         self.last_t = 0.0
         self.next_t = -1.0
+        """When the node's queued event fires (-1: none queued)."""
         self.version = 0
+        self.unsettled = False
+        """Its task set changed this instant; rate and event are brought up to date at its end."""
         self.tasks: list[tuple[float, int, float, float, Any]] = []
         """Running tasks as a heap of (finish work, seq, cpu, disk, payload)."""
+
+
+TaskDoneCallback = Callable[[Node, Any], None]
 
 
 class Cluster:
@@ -94,7 +108,7 @@ class Cluster:
         vcores: int,
         disk_mbps: float,
         min_alloc_mb: int = 1024,
-        on_task_done: Callable[[Node, Any], None],
+        on_task_done: TaskDoneCallback | None = None,
         per_node: int = 0,
         offswitch_per_node: int = 0,
         maps_off_switch: bool = False,
@@ -115,10 +129,11 @@ class Cluster:
         self.memory_seconds = 0.0
         """Integral of allocated memory over simulated time (MB·s), for mean utilisation."""
         self._last_t = 0.0
-        self._on_task_done = on_task_done
+        self.on_task_done = on_task_done
+        """Called with (node, payload) as each task ends; the job model sets it."""
         self._seq = 0
         units = memory_mb // min_alloc_mb
-        self._buckets: list[dict[Node, None]] = [{} for _ in range(units + 1)]
+        self._buckets: list[OrderedDict[Node, None]] = [OrderedDict() for _ in range(units + 1)]
         for node in self.nodes:
             node.bucket = units
             self._buckets[units][node] = None
@@ -127,11 +142,13 @@ class Cluster:
         """Containers a node takes per heartbeat (0: no cap)."""
         self.offswitch_per_node = offswitch_per_node
         """Off-switch containers a node takes per heartbeat (0: no cap)."""
+        self._capped_rounds = bool(per_node or offswitch_per_node)
         self.maps_off_switch = maps_off_switch
         """Maps ask for any host (else for their split's: node-local)."""
         self._round = 0
         self._parked: list[Node] = []
         self._capped = False
+        self._unsettled: list[Node] = []
 
     @property
     def free_mb(self) -> int:
@@ -147,13 +164,16 @@ class Cluster:
         resource calculator passes none: it places by memory alone and lets vcores run over.
         An ``off_switch`` request skips nodes that have had their off-switch share this
         heartbeat."""
-        if self._top * self.min_alloc_mb < memory_mb:
+        top = self._top
+        if top * self.min_alloc_mb < memory_mb:
             return None
-        roomiest = next(iter(self._buckets[self._top]))
-        if self._takes(roomiest, vcores, off_switch):
+        roomiest = next(iter(self._buckets[top]))
+        if (vcores <= 0 or roomiest.free_vcores >= vcores) and not (
+            off_switch and self.offswitch_per_node
+        ):
             return roomiest  # nearly always: memory runs out first in most clusters
         fewest_units = -(-memory_mb // self.min_alloc_mb)
-        for units in range(self._top, fewest_units - 1, -1):
+        for units in range(top, fewest_units - 1, -1):
             for node in self._buckets[units]:
                 if self._takes(node, vcores, off_switch):
                     return node
@@ -182,7 +202,9 @@ class Cluster:
     def allocate(
         self, node: Node, memory_mb: int, vcores: int, *, off_switch: bool = False
     ) -> None:
-        self._account()
+        now = self.engine.now
+        self.memory_seconds += self.used_mb * (now - self._last_t)
+        self._last_t = now
         node.free_mb -= memory_mb
         node.free_vcores -= vcores
         node.containers += 1
@@ -190,8 +212,10 @@ class Cluster:
         self.used_vcores += vcores
         self.containers += 1
         self._rebucket(node)
-        if not (self.per_node or self.offswitch_per_node):
-            return
+        if self._capped_rounds:
+            self._count_in_round(node, off_switch)
+
+    def _count_in_round(self, node: Node, off_switch: bool) -> None:
         if node.hb != self._round:
             node.hb, node.hb_all, node.hb_off = self._round, 0, 0
         node.hb_all += 1
@@ -209,7 +233,9 @@ class Cluster:
         self._lower_top()
 
     def release(self, node: Node, memory_mb: int, vcores: int) -> None:
-        self._account()
+        now = self.engine.now
+        self.memory_seconds += self.used_mb * (now - self._last_t)
+        self._last_t = now
         node.free_mb += memory_mb
         node.free_vcores += vcores
         node.containers -= 1
@@ -219,35 +245,43 @@ class Cluster:
         self._rebucket(node)
 
     def account_until_now(self) -> None:
-        self._account()
-
-    def start_task(self, node: Node, work_s: float, cpu: float, disk: float, payload: Any) -> None:
-        """Run a task needing ``work_s`` seconds at full speed on ``node``; ``on_task_done(node,
-        payload)`` is called when it finishes."""
-        self._advance(node)
-        node.cpu_sum += cpu
-        node.disk_sum += disk
-        self._seq += 1
-        heapq.heappush(node.tasks, (node.work + work_s, self._seq, cpu, disk, payload))
-        self._reschedule(node)
-
-    def _account(self) -> None:
         now = self.engine.now
         self.memory_seconds += self.used_mb * (now - self._last_t)
         self._last_t = now
 
+    def start_task(self, node: Node, work_s: float, cpu: float, disk: float, payload: Any) -> None:
+        """Run a task needing ``work_s`` seconds at full speed on ``node``; ``on_task_done(node,
+        payload)`` is called when it finishes."""
+        now = self.engine.now
+        node.work += node.rate * (now - node.last_t)
+        node.last_t = now
+        node.cpu_sum += cpu
+        node.disk_sum += disk
+        self._seq += 1
+        heapq.heappush(node.tasks, (node.work + work_s, self._seq, cpu, disk, payload))
+        if not node.unsettled:
+            self._unsettle(node)
+
+    def _unsettle(self, node: Node) -> None:
+        node.unsettled = True
+        if not self._unsettled:
+            self.engine.settle(self._settle)
+        self._unsettled.append(node)
+
     def _rebucket(self, node: Node) -> None:
         units = node.free_mb // self.min_alloc_mb
-        if units == node.bucket or node.bucket == _PARKED:
+        old = node.bucket
+        if units == old or old == _PARKED:
             return
         buckets = self._buckets
-        if node.bucket >= 0:
-            del buckets[node.bucket][node]
+        if old >= 0:
+            del buckets[old][node]
         buckets[units][node] = None
         node.bucket = units
-        if units > self._top:
+        top = self._top
+        if units > top:
             self._top = units
-        else:
+        elif not buckets[top]:
             self._lower_top()
 
     def _lower_top(self) -> None:
@@ -256,33 +290,38 @@ class Cluster:
             top -= 1
         self._top = top
 
-    def _advance(self, node: Node) -> None:
-        now = self.engine.now
-        node.work += node.rate * (now - node.last_t)
-        node.last_t = now
-
-    def _reschedule(self, node: Node) -> None:
-        rate = 1.0
-        if node.cpu_sum > node.cpu:
-            rate = node.cpu / node.cpu_sum
-        if node.disk_sum > node.disk:
-            rate = min(rate, node.disk / node.disk_sum)
-        node.rate = rate
-        if not node.tasks:
-            node.next_t = -1.0
-            return
-        next_t = self.engine.now + (node.tasks[0][0] - node.work) / rate
-        if next_t == node.next_t:
-            return
-        node.next_t = next_t
-        node.version += 1
-        self.engine.at(next_t, self._on_node_event, (node, node.version))
+    def _settle(self) -> None:
+        """Each node whose tasks changed this instant: its new rate, and an event at its next
+        finish unless the one queued already fires then."""
+        engine = self.engine
+        now = engine.now
+        for node in self._unsettled:
+            node.unsettled = False
+            rate = 1.0
+            if node.cpu_sum > node.cpu:
+                rate = node.cpu / node.cpu_sum
+            if node.disk_sum > node.disk:
+                rate = min(rate, node.disk / node.disk_sum)
+            node.rate = rate
+            if not node.tasks:
+                node.next_t = -1.0
+                continue
+            next_t = now + (node.tasks[0][0] - node.work) / rate
+            if next_t == node.next_t:
+                continue
+            node.next_t = next_t
+            node.version += 1
+            engine.at(next_t, self._on_node_event, (node, node.version))
+        self._unsettled.clear()
 
     def _on_node_event(self, arg: tuple[Node, int]) -> None:
         node, version = arg
         if version != node.version:
             return
-        self._advance(node)
+        now = self.engine.now
+        node.work += node.rate * (now - node.last_t)
+        node.last_t = now
+        node.next_t = -1.0
         tasks = node.tasks
         limit = node.work + _EPS
         done = []
@@ -293,7 +332,9 @@ class Cluster:
             done.append(payload)
         if not tasks:
             node.cpu_sum = node.disk_sum = 0.0
-        node.next_t = -1.0
-        self._reschedule(node)
+        if not node.unsettled:
+            self._unsettle(node)
+        on_task_done = self.on_task_done
+        assert on_task_done is not None, "a cluster running tasks needs on_task_done"
         for payload in done:
-            self._on_task_done(node, payload)
+            on_task_done(node, payload)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 import random
 from collections.abc import Callable
-from typing import Any, Protocol
+from typing import Protocol
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.cluster import Cluster, Node, normalise_up
@@ -182,8 +182,11 @@ class Runtime:
         self.containers_pending = 0
         self._pass_due = False
         self._last_pass = -math.inf
-        for app in apps:
-            engine.at(app.spec.submit_s, self._submit, app)
+        self._am_s = heartbeats.am_s
+        self._maps_off_switch = heartbeats.maps_off_switch
+        self._max_mb = cluster.nodes[0].memory_mb
+        cluster.on_task_done = self._on_task_done if self._am_s > 0 else self._task_done
+        engine.at_each([app.spec.submit_s for app in apps], self._submit, apps)
 
     def mark_dirty(self) -> None:
         """Something may now be placeable: run one scheduling pass on the next round of node
@@ -207,23 +210,11 @@ class Runtime:
         if self.cluster.end_heartbeat():
             self.mark_dirty()
 
-    def _after_am_heartbeat(self, fn: Callable[[Any], None], arg: Any) -> None:
-        """``fn(arg)`` on the AM's next heartbeat, when it learns of a container granted or
-        done; at once where AM heartbeats are not modelled."""
-        beat = self.heartbeats.am_s
-        if beat > 0:
-            self.engine.after(beat * self.rng.random(), fn, arg)
-        else:
-            fn(arg)
-
-    def _too_big(self, memory_mb: int) -> bool:
-        """Larger than any node: the RM refuses such a request (its maximum allocation)."""
-        return memory_mb > self.cluster.nodes[0].memory_mb
-
     def _submit(self, app: App) -> None:
         self.apps_submitted += 1
         app.state = "SUBMITTED"
-        if not self._too_big(app.am_memory_mb) and self.scheduler.submit(app):
+        # An AM larger than any node: the RM refuses it (its maximum allocation).
+        if app.am_memory_mb <= self._max_mb and self.scheduler.submit(app):
             app.state = "ACCEPTED"
             self.apps_pending += 1
             self.containers_pending += 1
@@ -240,39 +231,48 @@ class Runtime:
             self.engine.halted = True
 
     def launch(self, app: App, node: Node) -> None:
-        """Give ``app`` the container it asks for next, on ``node``."""
-        now = self.engine.now
+        """Give ``app`` the container it asks for next, on ``node``. A task starts when its AM
+        hears of the container, on its next heartbeat (at once where those are not modelled)."""
         self.containers_pending -= 1
-        off_switch = app.next_is_off_switch(self.heartbeats.maps_off_switch)
-        is_am = app.am_node is None
-        if is_am:
+        if app.am_node is None:
             mem, vc = app.am_memory_mb, app.am_vcores
             app.am_node = node
-            app.started_s = now
+            app.started_s = self.engine.now
             app.state = "RUNNING"
             self.apps_pending -= 1
             self.apps_running += 1
             self.engine.after(app.spec.am_startup_s, self._am_ready, app)
+            off_switch = is_am = True
         else:
-            unit = app.pending[0]
-            unit.count -= 1
-            if unit.count == 0:
-                app.pending.pop(0)
-            mem, vc = unit.memory_mb, unit.vcores
-            app.pending_containers -= 1
-            app.pending_mb -= mem
-            group = unit.group
-            work = group.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
-            if unit.is_map or app.maps_done == app.maps_total:
-                task = (node, work, group.cpu_cores, group.disk_mbps, (app, unit.is_map, mem, vc))
-                self._after_am_heartbeat(self._start_task, task)
-            else:
-                app.held_reduces.append((node, work, group.cpu_cores, group.disk_mbps, mem, vc))
+            mem, vc, off_switch = self._next_task(app, node)
+            is_am = False
         app.used_mb += mem
         app.used_vcores += vc
         app.running_containers += 1
         self.cluster.allocate(node, mem, vc, off_switch=off_switch)
         self.scheduler.on_allocated(app, mem, vc, is_am)
+
+    def _next_task(self, app: App, node: Node) -> tuple[int, int, bool]:
+        """Its next pending task on ``node``: started, or held if it is a reduce whose maps are
+        not all done; (MB, vcores, asked off-switch)."""
+        unit = app.pending[0]
+        unit.count -= 1
+        if unit.count == 0:
+            app.pending.pop(0)
+        mem, vc, is_map = unit.memory_mb, unit.vcores, unit.is_map
+        app.pending_containers -= 1
+        app.pending_mb -= mem
+        group = unit.group
+        work = group.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
+        if is_map or app.maps_done == app.maps_total:
+            task = (node, work, group.cpu_cores, group.disk_mbps, (app, is_map, mem, vc))
+            if self._am_s > 0:
+                self.engine.after(self._am_s * self.rng.random(), self._start_task, task)
+            else:
+                self.cluster.start_task(*task)
+        else:
+            app.held_reduces.append((node, work, group.cpu_cores, group.disk_mbps, mem, vc))
+        return mem, vc, not is_map or self._maps_off_switch
 
     def _start_task(self, task: Task) -> None:
         self.cluster.start_task(*task)
@@ -298,7 +298,7 @@ class Runtime:
     def _am_ready(self, app: App) -> None:
         min_alloc = self.cluster.min_alloc_mb
         groups = app.spec.maps + app.spec.reduces
-        if any(self._too_big(normalise_up(g.memory_mb, min_alloc)) for g in groups):
+        if any(normalise_up(g.memory_mb, min_alloc) > self._max_mb for g in groups):
             # MapReduce's AM kills the job when a task needs more than the maximum container
             self.engine.after(app.spec.am_teardown_s, self._finish, (app, "FAILED"))
             return
@@ -313,25 +313,30 @@ class Runtime:
             app.reduces_requested = True
             self._request(app, app.spec.reduces)
 
-    def on_task_done(self, node: Node, payload: TaskDone) -> None:
+    def _on_task_done(self, node: Node, payload: TaskDone) -> None:
         """A task ended; its AM hears of it, and gives its container back, on its next
         heartbeat."""
-        self._after_am_heartbeat(self._task_done, (node, payload))
+        self.engine.after(self._am_s * self.rng.random(), self._heard_done, (node, payload))
 
-    def _task_done(self, done: tuple[Node, TaskDone]) -> None:
-        node, (app, is_map, mem, vc) = done
+    def _heard_done(self, done: tuple[Node, TaskDone]) -> None:
+        self._task_done(*done)
+
+    def _task_done(self, node: Node, payload: TaskDone) -> None:
+        app, is_map, mem, vc = payload
         self._release(app, node, mem, vc)
         if is_map:
             app.maps_done += 1
-            self._maybe_request_reduces(app)
-            if app.maps_done == app.maps_total:
+            if not app.reduces_requested:
+                self._maybe_request_reduces(app)
+            if app.maps_done == app.maps_total and app.held_reduces:
                 for held in app.held_reduces:
                     rnode, work, cpu, disk, rmem, rvc = held
                     self.cluster.start_task(rnode, work, cpu, disk, (app, False, rmem, rvc))
                 app.held_reduces.clear()
         else:
             app.reduces_done += 1
-        self._maybe_done(app)
+        if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
+            self.engine.after(app.spec.am_teardown_s, self._finish, (app, "FINISHED"))
 
     def _maybe_done(self, app: App) -> None:
         if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
@@ -343,7 +348,8 @@ class Runtime:
         app.running_containers -= 1
         self.cluster.release(node, mem, vc)
         self.scheduler.on_released(app, mem, vc)
-        self.mark_dirty()
+        if self.containers_pending and not self._pass_due:
+            self.mark_dirty()
 
     def _finish(self, arg: tuple[App, AppState]) -> None:
         app, state = arg

@@ -101,7 +101,6 @@ class Simulation:
             memory_mb=node_memory_mb,
             vcores=node_vcores,
             disk_mbps=workload.node_disk_mbps,
-            on_task_done=self._on_task_done,
             per_node=heartbeats.per_node if fair and heartbeats.node_s > 0 else 0,
             offswitch_per_node=(
                 heartbeats.offswitch_per_node if not fair and heartbeats.node_s > 0 else 0
@@ -131,9 +130,6 @@ class Simulation:
         self._periodic = 0
         if not self.apps:
             self.engine.halted = True
-
-    def _on_task_done(self, node: object, payload: object) -> None:
-        self.runtime.on_task_done(node, payload)  # type: ignore[arg-type]
 
     @property
     def now(self) -> float:
