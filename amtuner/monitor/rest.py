@@ -126,11 +126,19 @@ def _number(value: Any, where: str) -> int:
 def _count(obj: Mapping[str, Any], key: str, where: str) -> int:
     if key not in obj:
         raise _bad(f"{where}: missing field {key!r}")
-    return _number(obj[key], f"{where}.{key}")
+    value = obj[key]
+    if type(value) is int and value >= 0:  # the common case, without building the field's name
+        return value
+    return _number(value, f"{where}.{key}")
 
 
 def _opt_count(obj: Mapping[str, Any], key: str, where: str) -> int | None:
-    return None if obj.get(key) is None else _number(obj[key], f"{where}.{key}")
+    value = obj.get(key)
+    if value is None:
+        return None
+    if type(value) is int and value >= 0:
+        return value
+    return _number(value, f"{where}.{key}")
 
 
 def _resource(obj: Mapping[str, Any], key: str, where: str) -> tuple[int, int] | None:
