@@ -42,6 +42,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(
         level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
     )
+    if getattr(args, "compiled_core", False):  # commands that simulate a lot
+        from amtuner.sim import native
+
+        native.ensure_built()
     try:
         return int(args.func(args))
     except KeyboardInterrupt:

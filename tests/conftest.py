@@ -14,3 +14,12 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile(
     os.environ.get("AMTUNER_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
+
+def pytest_configure(config: object) -> None:
+    """The tests run the simulator core compiled, as the benchmarks do, when it can be built
+    here (once per change of its sources); `tests/sim/test_native.py` holds the Python modules
+    to the same results."""
+    from amtuner.sim import native
+
+    native.ensure_built(quiet=True)

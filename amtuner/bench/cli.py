@@ -224,6 +224,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Re-make every measured number: the paper's grid, the suite, Hadoop's own RM "
         "against the simulator, the soak, the cost of one cycle and the simulator's speed.",
     )
+    bench.set_defaults(compiled_core=True)
     sub = bench.add_subparsers(dest="bench", metavar="BENCH", required=True)
     p = sub.add_parser(
         "paper",

@@ -100,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         action="store_true",
         help="report wall_seconds as 0 so that equal seeds give byte-identical output",
     )
-    p.set_defaults(func=run)
+    p.set_defaults(func=run, compiled_core=True)
 
 
 def build(args: argparse.Namespace) -> Simulation:
