@@ -93,7 +93,7 @@ def toolchain_missing() -> str | None:
     import shutil
 
     if importlib.util.find_spec("mypyc") is None:
-        return "mypy (which provides mypyc) is not installed: pip install 'amtuner[test]'"
+        return "mypyc is not installed: pip install 'amtuner[fast]'"
     import sysconfig
 
     compiler = (sysconfig.get_config_var("CC") or "cc").split()[0]
