@@ -57,6 +57,7 @@ class FSQueue:
         "am_limit",
         "am_used_mb",
         "am_used_vcores",
+        "children",
         "conf",
         "fair_mb",
         "fair_vcores",
@@ -85,6 +86,8 @@ class FSQueue:
         self.conf = conf
         self.parent = parent
         self.is_leaf = not conf.parent_type
+        self.children: list[FSQueue] = []
+        """In configuration order, as `conf.children` names them."""
         self.used_mb = self.used_vcores = 0
         self.allocated_containers = self.pending_containers = self.pending_mb = 0
         self.am_used_mb = self.am_used_vcores = 0
@@ -158,8 +161,17 @@ class FairScheduler:
         self.queues = queues
         for q in queues.values():
             self._apply_settings(q)
-        self.leaves = [q for q in queues.values() if q.is_leaf]
+        self._link()
         self._shares_dirty = True
+
+    def _link(self) -> None:
+        """Children and leaves as objects, so a pick walks no names; after every change of the
+        tree (a reload, a queue created for an app)."""
+        for q in self.queues.values():
+            q.children = [self.queues[c] for c in q.conf.children]
+        self.leaves = [q for q in self.queues.values() if q.is_leaf]
+        self._lone_leaf = self.leaves[0] if len(self.leaves) == 1 else None
+        """The leaf of a tree that is one chain of queues: the only pick there is."""
 
     def reload(self, data: bytes) -> None:
         conf = parse_allocation_file(data)
@@ -181,8 +193,8 @@ class FairScheduler:
         q = FSQueue(FSQueueConf(path=path), parent)
         self._apply_settings(q)
         self.queues[path] = q
-        self.leaves.append(q)
         parent.conf = replace(parent.conf, children=(*parent.conf.children, path))
+        self._link()
         return q
 
     def _leaf_for_parent(self, path: str) -> FSQueue | None:
@@ -197,6 +209,7 @@ class FairScheduler:
         self._apply_settings(q)
         self.queues[path] = q
         gp.conf = replace(gp.conf, children=(*gp.conf.children, path))
+        self._link()
         return q
 
     def _update_shares(self) -> None:
@@ -366,6 +379,13 @@ class FairScheduler:
     # allocation
 
     def _pick_leaf(self, blocked: set[int], am_blocked: set[int]) -> FSQueue | None:
+        lone = self._lone_leaf
+        if lone is not None:  # only leaves are ever blocked
+            if id(lone) in blocked:
+                return None
+            if lone.heap or (lone.am_heap and id(lone) not in am_blocked):
+                return lone
+            return None
         return self._pick_in(self.queues["root"], blocked, am_blocked)
 
     def _pick_in(self, queue: FSQueue, blocked: set[int], am_blocked: set[int]) -> FSQueue | None:
@@ -378,9 +398,9 @@ class FairScheduler:
             if queue.heap or (queue.am_heap and id(queue) not in am_blocked):
                 return queue
             return None
-        children = [self.queues[c] for c in queue.conf.children]
+        children = queue.children
         if len(children) > 1:  # one child needs no order (most clusters: root.default alone)
-            children.sort(key=self._order)
+            children = sorted(children, key=self._order)
         for child in children:
             leaf = self._pick_in(child, blocked, am_blocked)
             if leaf is not None:
@@ -390,7 +410,7 @@ class FairScheduler:
     def _pending_mb(self, queue: FSQueue) -> int:
         if queue.is_leaf:
             return queue.pending_mb
-        return sum(self._pending_mb(self.queues[c]) for c in queue.conf.children)
+        return sum(self._pending_mb(c) for c in queue.children)
 
     def _order(self, queue: FSQueue) -> tuple[int, float]:
         min_share = min(queue.min_mb, queue.used_mb + self._pending_mb(queue))

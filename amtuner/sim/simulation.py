@@ -7,6 +7,7 @@ this facade; it owns the clock and is the only place that reads the wall clock (
 
 from __future__ import annotations
 
+import gc
 import math
 import time
 from collections.abc import Callable, Collection
@@ -32,6 +33,8 @@ __all__ = [
 
 CLUSTER_TIMESTAMP = 1_700_000_000_000
 """The RM start time in application ids (``application_<ts>_<seq>``); fixed so runs repeat."""
+GC_EVERY_ALLOCATIONS = 50_000
+"""Generation-0 threshold while the clock runs (CPython's default: 700)."""
 PERIODIC_RUN_LIMIT_S = 30 * 86400.0
 """`Simulation.run()` without a limit stops here when periodic tasks keep the clock going."""
 
@@ -152,9 +155,17 @@ class Simulation:
         return self.result()
 
     def _advance(self, t: float, *, stop_when_done: bool) -> None:
+        """The cyclic garbage collector runs 70x less often meanwhile: events leave only
+        acyclic garbage (tuples), which reference counting frees, and each collection walked
+        every young object for nothing: 8 % of a FairScheduler run."""
+        thresholds = gc.get_threshold()
+        gc.set_threshold(GC_EVERY_ALLOCATIONS, *thresholds[1:])
         started = time.perf_counter()
-        self.engine.run_until(t, stop_when_halted=stop_when_done)
-        self.wall_seconds += time.perf_counter() - started
+        try:
+            self.engine.run_until(t, stop_when_halted=stop_when_done)
+        finally:
+            self.wall_seconds += time.perf_counter() - started
+            gc.set_threshold(*thresholds)
 
     def schedule_every(
         self, period_s: float, fn: Callable[[Simulation], None], first_at: float = 0.0
