@@ -16,8 +16,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from http import HTTPStatus
 from pathlib import Path
+from urllib.parse import urlencode, urlsplit
 
 from amtuner.config import (
     Config,
@@ -33,8 +36,12 @@ from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.executor import Edit, RefreshError, SchedulerFile
 from amtuner.model import Observation, SchedulerKind
 from amtuner.monitor import RMClient
-from amtuner.sim.adapter import SimTransport, watch_allocation_file
+from amtuner.monitor.transport import Answer, Budget
+from amtuner.sim import rmapi
+from amtuner.sim.adapter import watch_allocation_file
+from amtuner.sim.rmapi import FaceOptions, SimLike
 from amtuner.sim.simulation import SchedulerConfigError, Simulation
+from amtuner.sim.view import AppView, ClusterView
 
 SIM_URL = "http://sim"
 
@@ -72,6 +79,71 @@ class FairFileTouched:
 
     def refresh(self, edit: Edit) -> None:
         self.written_at = self.sim.now
+
+
+class _Instant:
+    """``sim`` as it stands at one instant: its `view()` is built once for every request."""
+
+    def __init__(self, sim: SimLike) -> None:
+        self.sim = sim
+        self.scheduler_kind = sim.scheduler_kind
+        self._view: ClusterView | None = None
+
+    def view(self) -> ClusterView:
+        if self._view is None:
+            self._view = self.sim.view()
+        return self._view
+
+    def app_views(
+        self, states: Collection[str] | None = None, limit: int | None = None
+    ) -> list[AppView]:
+        return self.sim.app_views(states, limit)
+
+    def scheduler_config(self) -> bytes:
+        return self.sim.scheduler_config()
+
+    def reload_scheduler_config(self, data: bytes) -> None:
+        self._view = None
+        self.sim.reload_scheduler_config(data)
+
+
+class SimTransport:
+    """The monitor's GETs answered by `rmapi.handle` on ``sim``, in this thread (the caller
+    advances the simulation, as `ControlledRun` does from inside it). In virtual time nothing
+    waits, so the budget's time does not run out; its size cap is checked by the monitor."""
+
+    def __init__(self, sim: SimLike, options: FaceOptions | None = None) -> None:
+        self.sim = sim
+        self.options = options or FaceOptions()
+        self._instant: _Instant | None = None
+
+    @contextmanager
+    def instant(self) -> Iterator[None]:
+        """Requests made within share one `view()` of the simulation: one rendering of the
+        RM's state per observation instead of one per request. Only for a caller that does
+        not advance the simulation meanwhile (virtual time stands still during one
+        observation), so the answers are the same bytes."""
+        self._instant = _Instant(self.sim)
+        try:
+            yield
+        finally:
+            self._instant = None
+
+    def get(
+        self, url: str, accept: str, params: Mapping[str, str] | None, budget: Budget
+    ) -> Answer:
+        if params:  # as requests would put them on the URL it reports
+            url += ("&" if "?" in url else "?") + urlencode(params)
+        split = urlsplit(url)
+        path_qs = split.path or "/"
+        if split.query:
+            path_qs += "?" + split.query
+        answer = rmapi.handle(
+            self._instant or self.sim, "GET", path_qs, b"", {"Accept": accept}, options=self.options
+        )
+        return Answer(
+            url, answer.status, HTTPStatus(answer.status).phrase, answer.headers, answer.body
+        )
 
 
 class UnchangedFileCache:

@@ -10,9 +10,10 @@ import requests
 
 from amtuner.model import SchedulerKind
 from amtuner.monitor import ObservationError
-from amtuner.monitor.client import Answer, Budget, RMClient, Unreachable
-from amtuner.sim.adapter import SimAdapter, SimTransport
-from amtuner.sim.control import OneInstantMonitor
+from amtuner.monitor.client import RMClient
+from amtuner.monitor.transport import Answer, Budget, Unreachable
+from amtuner.sim.adapter import SimAdapter
+from amtuner.sim.control import OneInstantMonitor, SimTransport
 from amtuner.sim.rmapi import FaceOptions
 from amtuner.sim.server import SimServer
 from amtuner.sim.simulation import Simulation, build_simulation
