@@ -93,14 +93,20 @@ class PeriodicSim(SimLike, Protocol):
 
 
 def watch_allocation_file(
-    sim: PeriodicSim, path: Path, written_at: Callable[[float], float] | None = None
+    sim: PeriodicSim,
+    path: Path,
+    written_at: Callable[[float], float] | None = None,
+    *,
+    due: Callable[[], bool] | None = None,
 ) -> AllocationFileWatcher:
     """Poll ``path`` every 10 simulated seconds from inside the simulation, as FairScheduler does.
 
     In virtual time a file's mtime says nothing about simulated time. A writer that knows when
     (in simulated time) it wrote passes ``written_at(mtime)``, and the reload follows the RM's
     rule exactly (5-15 s later). Without it a change counts as made when a poll first sees it,
-    and is reloaded one poll later (10 s, where a real RM takes 5-15 s).
+    and is reloaded one poll later (10 s, where a real RM takes 5-15 s). A writer that knows
+    which polls can find something new passes ``due()``, asked at each poll; the others skip
+    the stat and read.
     """
     seen: dict[float, float] = {}
 
@@ -108,9 +114,10 @@ def watch_allocation_file(
         return seen.setdefault(mtime, sim.now)
 
     watcher = AllocationFileWatcher(path, written_at or first_seen)
-    sim.schedule_every(
-        ALLOC_RELOAD_INTERVAL_S,
-        lambda s: watcher.poll(s, s.now),
-        first_at=sim.now + ALLOC_RELOAD_INTERVAL_S,
-    )
+
+    def poll(s: PeriodicSim) -> None:
+        if due is None or due():
+            watcher.poll(s, s.now)
+
+    sim.schedule_every(ALLOC_RELOAD_INTERVAL_S, poll, first_at=sim.now + ALLOC_RELOAD_INTERVAL_S)
     return watcher

@@ -14,6 +14,7 @@ from amtuner.config import ControllerSettings
 from amtuner.executor.files import replace_file
 from amtuner.model import SchedulerKind
 from amtuner.sim.control import ControlledRun, UnchangedFileCache
+from amtuner.sim.server import AllocationFileWatcher
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
 
@@ -61,3 +62,29 @@ def test_the_cache_parses_again_only_when_the_file_changed(tmp_path: Path) -> No
     data = path.read_bytes().replace(b"0.25", b"0.35")
     path.write_bytes(data)  # in place, as many bytes: the ctime still moves
     assert read(path, SchedulerKind.CAPACITY).effective_value("") == 0.35
+
+
+def test_the_fair_poll_reads_the_file_only_when_a_write_can_be_loaded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every 10 s poll reloads as before (yarn-facts §2.3: the first one at least 5 s after the
+    write), but only those polls read the file."""
+    reads: list[float] = []
+    real_version = AllocationFileWatcher._version
+
+    def version(self: AllocationFileWatcher) -> tuple[int, bytes] | None:
+        reads.append(sim.now)
+        return real_version(self)
+
+    monkeypatch.setattr(AllocationFileWatcher, "_version", version)
+    kind = SchedulerKind.FAIR
+    workload = load_workload("paper:mixed")
+    sim = build_simulation(kind, workload, default_scheduler_config(kind, workload.queues, 0.1))
+    run = ControlledRun(sim, tmp_path, controller=ControllerSettings(period_seconds=15.0))
+    result = sim.run(20_000)
+    assert result.finished and len(run.applied_at) >= 2
+    loads = sorted({10 * -(-(w + 5) // 10) for w in run.applied_at})
+    reloads = [t for t, _a in result.a_trace[1:]]
+    assert reloads == [t for t in loads if t <= result.sim_seconds]
+    assert reads == [0.0, *reloads]  # the watcher's first look, then one read per reload
+    assert result.sim_seconds / 10 > 3 * len(reads)  # most polls read nothing
