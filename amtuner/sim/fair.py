@@ -485,7 +485,8 @@ class FairScheduler:
             if not app.pending:
                 app.in_heap = False
                 continue
-            mem, vc = app.next_request()
+            unit = app.pending[0]  # its AM runs: it is in the heap for tasks
+            mem, vc = unit.memory_mb, unit.vcores
             if not self._fits_max(leaf, mem, vc):
                 heapq.heappush(leaf.heap, (self._key(leaf, app), app.index, app.hver, app))
                 blocked.add(id(leaf))

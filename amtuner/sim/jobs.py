@@ -106,21 +106,6 @@ class App:
         """Version of this app's entry in its queue's ordering heap (stale entries are skipped)."""
         self.in_heap = False
 
-    def next_is_off_switch(self, maps_off_switch: bool) -> bool:
-        """AMs and reduces ask for any host; maps for their split's hosts, unless told."""
-        return self.am_node is None or maps_off_switch or not self.pending[0].is_map
-
-    def next_request(self) -> tuple[int, int]:
-        """(memory, vcores) of the container this app wants next; only called when it wants one."""
-        if self.am_node is None:
-            return self.am_memory_mb, self.am_vcores
-        unit = self.pending[0]
-        return unit.memory_mb, unit.vcores
-
-    @property
-    def wants_container(self) -> bool:
-        return self.am_node is None or bool(self.pending)
-
     @property
     def progress(self) -> float:
         total = self.maps_total + self.reduces_total
@@ -326,8 +311,7 @@ class Runtime:
         self._release(app, node, mem, vc)
         if is_map:
             app.maps_done += 1
-            if not app.reduces_requested:
-                self._maybe_request_reduces(app)
+            self._maybe_request_reduces(app)
             if app.maps_done == app.maps_total and app.held_reduces:
                 for held in app.held_reduces:
                     rnode, work, cpu, disk, rmem, rvc = held
@@ -335,8 +319,7 @@ class Runtime:
                 app.held_reduces.clear()
         else:
             app.reduces_done += 1
-        if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
-            self.engine.after(app.spec.am_teardown_s, self._finish, (app, "FINISHED"))
+        self._maybe_done(app)
 
     def _maybe_done(self, app: App) -> None:
         if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
@@ -348,8 +331,7 @@ class Runtime:
         app.running_containers -= 1
         self.cluster.release(node, mem, vc)
         self.scheduler.on_released(app, mem, vc)
-        if self.containers_pending and not self._pass_due:
-            self.mark_dirty()
+        self.mark_dirty()
 
     def _finish(self, arg: tuple[App, AppState]) -> None:
         app, state = arg

@@ -55,10 +55,13 @@ def _run(tmp_path: Path, compiled: bool) -> dict[str, object]:
 
 
 @pytest.mark.slow
-def test_the_compiled_core_gives_the_python_core_s_results(tmp_path: Path) -> None:
+def test_the_compiled_core_gives_the_python_core_s_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     missing = native.toolchain_missing()
     if missing is not None:
         pytest.skip(f"no compiled core can be built here: {missing}")
+    monkeypatch.setenv("AMTUNER_SIM_NATIVE", "1")  # even where the session runs the Python
     assert native.ensure_built(quiet=True)
     python, compiled = _run(tmp_path, False), _run(tmp_path, True)
     assert python["compiled"] is False and compiled["compiled"] is True
