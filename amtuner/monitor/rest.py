@@ -133,12 +133,7 @@ def _count(obj: Mapping[str, Any], key: str, where: str) -> int:
 
 
 def _opt_count(obj: Mapping[str, Any], key: str, where: str) -> int | None:
-    value = obj.get(key)
-    if value is None:
-        return None
-    if type(value) is int and value >= 0:
-        return value
-    return _number(value, f"{where}.{key}")
+    return None if obj.get(key) is None else _count(obj, key, where)
 
 
 def _resource(obj: Mapping[str, Any], key: str, where: str) -> tuple[int, int] | None:

@@ -16,7 +16,6 @@ from collections.abc import Callable, Mapping
 from http import HTTPStatus
 from pathlib import Path
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
 import requests
 from requests.adapters import BaseAdapter
@@ -51,10 +50,7 @@ class SimAdapter(BaseAdapter):
         cert: bytes | str | tuple[bytes | str, bytes | str] | None = None,
         proxies: Mapping[str, str] | None = None,
     ) -> requests.Response:
-        split = urlsplit(request.url or "")
-        path_qs = split.path or "/"
-        if split.query:
-            path_qs += "?" + split.query
+        path_qs = rmapi.path_and_query(request.url or "")
         body = request.body
         data = body.encode() if isinstance(body, str) else bytes(body or b"")
         with self.lock:

@@ -259,9 +259,6 @@ class CapacityScheduler:
             self.cluster.min_alloc_mb,
         )
 
-    def guarantee_mb(self, queue: CSQueue) -> int:
-        return queue.guarantee_mb
-
     def user_limit_mb(self, leaf: CSQueue) -> int:
         min_alloc = self.cluster.min_alloc_mb
         used, guarantee = leaf.used_mb, leaf.guarantee_mb

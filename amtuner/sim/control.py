@@ -20,7 +20,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from http import HTTPStatus
 from pathlib import Path
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlencode
 
 from amtuner.config import (
     Config,
@@ -148,12 +148,13 @@ class SimTransport:
     ) -> Answer:
         if params:  # as requests would put them on the URL it reports
             url += ("&" if "?" in url else "?") + urlencode(params)
-        split = urlsplit(url)
-        path_qs = split.path or "/"
-        if split.query:
-            path_qs += "?" + split.query
         answer = rmapi.handle(
-            self._instant or self.sim, "GET", path_qs, b"", {"Accept": accept}, options=self.options
+            self._instant or self.sim,
+            "GET",
+            rmapi.path_and_query(url),
+            b"",
+            {"Accept": accept},
+            options=self.options,
         )
         return Answer(
             url, answer.status, HTTPStatus(answer.status).phrase, answer.headers, answer.body

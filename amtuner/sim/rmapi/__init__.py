@@ -85,6 +85,7 @@ __all__ = [
     "conf_properties",
     "handle",
     "metrics_overview",
+    "path_and_query",
     "refresh_queues",
     "remote_exception",
     "scheduler_info",
@@ -254,6 +255,12 @@ _ROUTES: dict[str, str] = {
 }
 _METHODS: dict[str, tuple[str, ...]] = {"conf": ("GET", "PUT"), "refresh": ("POST",)}
 _DEFAULT_OPTIONS = FaceOptions()
+
+
+def path_and_query(url: str) -> str:
+    """The request target `handle` takes (``/ws/v1/...?a=b``) from a whole URL."""
+    split = urlsplit(url)
+    return (split.path or "/") + ("?" + split.query if split.query else "")
 
 
 def handle(
