@@ -1,0 +1,130 @@
+"""The FairScheduler's queue tree: a queue's counters, and how a reload rebuilds the tree.
+
+A reload keeps the leaves that stay leaves (with their apps), as Hadoop's ``QueueManager.
+updateAllocationConfiguration`` does, and refuses what it refuses: a leaf with applications turned
+into a parent, or left without its parent.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from amtuner.sim.jobs import App
+from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, SchedulerConfigError
+from amtuner.sim.sched_config.fair import UNLIMITED, FSConf, FSQueueConf
+
+
+class FSQueue:
+    __slots__ = (
+        "allocated_containers",
+        "am_heap",
+        "am_limit",
+        "am_used_mb",
+        "am_used_vcores",
+        "children",
+        "conf",
+        "fair_mb",
+        "fair_vcores",
+        "heap",
+        "is_leaf",
+        "max_am_share",
+        "max_mb",
+        "max_running",
+        "max_vcores",
+        "min_mb",
+        "min_vcores",
+        "nonrunnable",
+        "parent",
+        "pending_containers",
+        "pending_mb",
+        "policy",
+        "runnable",
+        "steady_mb",
+        "steady_vcores",
+        "used_mb",
+        "used_vcores",
+        "with_am",
+    )
+
+    def __init__(self, conf: FSQueueConf, parent: FSQueue | None) -> None:
+        self.conf = conf
+        self.parent = parent
+        self.is_leaf = not conf.parent_type
+        self.children: list[FSQueue] = []
+        """In configuration order, as `conf.children` names them."""
+        self.used_mb = self.used_vcores = 0
+        self.allocated_containers = self.pending_containers = self.pending_mb = 0
+        self.am_used_mb = self.am_used_vcores = 0
+        self.am_limit = (0, 0)
+        self.fair_mb = self.fair_vcores = self.steady_mb = self.steady_vcores = 0
+        self.runnable = 0
+        """Runnable apps in this queue and below (what maxRunningApps counts)."""
+        self.with_am = 0
+        self.nonrunnable: list[App] = []
+        self.heap: list[tuple[float, int, int, App]] = []
+        """Apps with a running AM wanting a task container: (policy key, submission, version,
+        app)."""
+        self.am_heap: list[tuple[int, App]] = []
+        """Runnable apps waiting for their AM, by submission. They use nothing, so every policy
+        ranks them first (fifo: by submission among all); apart, a long queue of AM-blocked
+        apps is not walked on every pass."""
+        self.max_am_share = FS_DEFAULT_AM_SHARE
+        self.max_running = UNLIMITED
+        self.min_mb = self.min_vcores = 0
+        self.max_mb = self.max_vcores = UNLIMITED
+        self.policy = "fair"
+
+
+def check_busy_leaves(conf: FSConf, old: dict[str, FSQueue]) -> None:
+    """A leaf with apps may not become a parent, nor lose its parent."""
+    kinds = {qc.path: qc.parent_type for qc in conf.queues}
+    for path, q in old.items():
+        if not q.is_leaf or not (q.runnable or q.nonrunnable):
+            continue
+        parent_path = path.rsplit(".", 1)[0]
+        if kinds.get(path) is True:
+            raise SchedulerConfigError(f"queue {path} has applications and cannot be a parent")
+        if path not in kinds and kinds.get(parent_path) is not True:
+            raise SchedulerConfigError(
+                f"queue {path} has applications and its parent {parent_path} is gone"
+            )
+
+
+def rebuilt_queues(conf: FSConf, old: dict[str, FSQueue]) -> dict[str, FSQueue]:
+    """The queues of ``conf``, reusing the old leaves that stay leaves; busy leaves the file no
+    longer names are kept under their parent with default settings."""
+    queues: dict[str, FSQueue] = {}
+    for qc in conf.queues:
+        parent = queues.get(qc.path.rsplit(".", 1)[0]) if qc.path != "root" else None
+        reused = old.get(qc.path)
+        if reused is not None and reused.is_leaf and not qc.parent_type:
+            reused.conf, reused.parent = qc, parent
+            queues[qc.path] = reused
+        else:
+            queues[qc.path] = FSQueue(qc, parent)
+    for path, q in old.items():
+        if not q.is_leaf or path in queues:
+            continue
+        if q.runnable or q.nonrunnable:
+            parent = queues[path.rsplit(".", 1)[0]]
+            parent.conf = replace(parent.conf, children=(*parent.conf.children, path))
+            q.conf = FSQueueConf(path=path)
+            q.parent = parent
+            queues[path] = q
+    return queues
+
+
+def recount_parents(queues: dict[str, FSQueue]) -> None:
+    """Parents' usage and runnable counts summed afresh from their leaves."""
+    for q in queues.values():
+        if not q.is_leaf:
+            q.used_mb = q.used_vcores = q.allocated_containers = q.runnable = 0
+    for q in queues.values():
+        if q.is_leaf:
+            p = q.parent
+            while p is not None:
+                p.used_mb += q.used_mb
+                p.used_vcores += q.used_vcores
+                p.allocated_containers += q.allocated_containers
+                p.runnable += q.runnable
+                p = p.parent
