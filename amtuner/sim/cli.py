@@ -50,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     )
     p.add_argument("--scheduler", required=True, choices=[k.value for k in SchedulerKind])
     p.add_argument(
-        "--workload", required=True, help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH"
+        "--workload",
+        required=True,
+        help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH[@NODES]",
     )
     p.add_argument("--nodes", type=int, help="number of nodes (default: the workload's)")
     p.add_argument("--node-memory-mb", type=int, help="memory per node (default: the workload's)")

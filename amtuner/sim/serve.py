@@ -50,7 +50,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "workload's queues equal shares and print its path)",
     )
     p.add_argument(
-        "--workload", required=True, help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH"
+        "--workload",
+        required=True,
+        help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH[@NODES]",
     )
     p.add_argument("--port", type=int, default=8088, help="0 = any free port (default: 8088)")
     p.add_argument(

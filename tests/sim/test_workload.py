@@ -25,7 +25,7 @@ from amtuner.sim.workload import (
 )
 from amtuner.sim.workload.costs import TASK_OVERHEAD_CPU_S, TASK_OVERHEAD_S
 from amtuner.sim.workload.paper import PAPER_JITTER
-from amtuner.sim.workload.swim import SWIM_MAX_REDUCES
+from amtuner.sim.workload.swim import SWIM_MAX_REDUCES, SWIM_NODES
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 DATA = Path(__file__).resolve().parents[1] / "data" / "workload"
@@ -336,6 +336,30 @@ def test_swim_caps_reduces(tmp_path: Path) -> None:
     job = load_workload(f"swim:{path}").jobs[0]
     assert only(job.reduces).count == SWIM_MAX_REDUCES
     assert only(job.maps).count == 2**40 // (128 * 2**20)
+
+
+def test_swim_on_fewer_nodes_keeps_the_bytes_and_caps_reduces_for_that_cluster(
+    tmp_path: Path,
+) -> None:
+    """``@NODES``: the same jobs, reduces capped at 0.95 x 2 reduce slots of NODES nodes."""
+    rows = f"big\t0\t0\t{2**40}\t{8 * 2**40}\t{2**30}\nsmall\t5\t5\t{2**27}\t{2**30}\t1\n"
+    path = write(tmp_path, "day.tsv", rows)
+    full, small = load_workload(f"swim:{path}"), load_workload(f"swim:{path}@25")
+    assert (full.nodes, small.nodes) == (SWIM_NODES, 25)
+    assert small.name == "swim:day.tsv@25"
+    assert only(small.jobs[0].reduces).count == math.floor(0.95 * 25 * 2) == 47
+    assert only(full.jobs[0].reduces).count == SWIM_MAX_REDUCES
+    assert small.jobs[0].maps == full.jobs[0].maps  # the bytes are not scaled
+    assert small.jobs[1] == full.jobs[1]  # under the cap nothing changes
+    # Fewer, longer reduces: the same bytes through each.
+    assert only(small.jobs[0].reduces).duration_s > only(full.jobs[0].reduces).duration_s
+    with pytest.raises(WorkloadError, match="at least one node"):
+        load_workload(f"swim:{path}@0")
+
+
+def test_swim_path_with_an_at_sign_is_a_path(tmp_path: Path) -> None:
+    path = write(tmp_path, "day@home.tsv", "j\t0\t0\t1\t0\t1\n")
+    assert load_workload(f"swim:{path}").nodes == SWIM_NODES
 
 
 def test_swim_shared_first50() -> None:

@@ -12,7 +12,8 @@
 * ``poisson:GROUP`` — paper jobs arriving one by one at random instead of in one batch
   (see `load_poisson`); ``stream:GROUP`` the same for half an hour (`STREAM_JOBS`).
 * ``sls:PATH`` — a Hadoop Scheduler Load Simulator JSON job trace (see `load_sls`).
-* ``swim:PATH`` — a SWIM day trace of Facebook jobs (see `load_swim`).
+* ``swim:PATH[@NODES]`` — a SWIM day trace of Facebook jobs, on its 600 nodes or on NODES
+  (see `load_swim`).
 * ``rumen:PATH`` — a rumen job-history trace, read the way SLS's RUMEN trace type does
   (see `load_rumen`).
 * ``day:JOBS,MAPS[,SEED]`` — a generated day of SWIM-like jobs with a heavy-tailed size mix and
@@ -83,14 +84,15 @@ __all__ = [
 
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
-    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH``, ``rumen:PATH`` or
+    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH[@NODES]``, ``rumen:PATH`` or
     ``day:JOBS,MAPS[,SEED]``."""
     kinds = "paper, phase, twoqueue, poisson, stream, sls, swim, rumen or day"
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
-            "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH, rumen:PATH or day:JOBS,MAPS[,SEED]"
+            "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH[@NODES], rumen:PATH or "
+            "day:JOBS,MAPS[,SEED]"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")
@@ -112,7 +114,10 @@ def load_workload(spec: str, *, seed: int = 0) -> Workload:
     if prefix == "sls":
         return load_sls(rest)
     if prefix == "swim":
-        return load_swim(rest)
+        path, at, nodes = rest.rpartition("@")
+        if not at or not nodes.isdigit():
+            return load_swim(rest)
+        return load_swim(path, int(nodes))
     if prefix == "rumen":
         return load_rumen(rest)
     if prefix == "day":

@@ -36,6 +36,14 @@ SWIM_MAX_REDUCES = math.floor(0.95 * SWIM_NODES * SWIM_REDUCE_SLOTS_PER_NODE)
 """Hadoop's guidance: at most 0.95 x the cluster's reduce slots, so all reduces run in one wave
 (1140 on 600 nodes); only the largest shuffles (up to 8 TB) reach it."""
 
+
+def max_reduces(nodes: int) -> int:
+    """`SWIM_MAX_REDUCES`'s rule on ``nodes`` nodes (at least one): the reduce count a user of
+    that cluster would have set for the largest shuffles (the MapReduce tutorial's 0.95 x reduce
+    slots, ``mapreduce.job.reduces``)."""
+    return max(1, math.floor(0.95 * nodes * SWIM_REDUCE_SLOTS_PER_NODE))
+
+
 SWIM_PROFILE = Profile(
     name="swim",
     description="FB-2009 job of unknown kind: byte counts from the trace, average per-byte costs",
@@ -49,7 +57,7 @@ SWIM_PROFILE = Profile(
 )
 
 
-def load_swim(path: str | Path) -> Workload:
+def load_swim(path: str | Path, nodes: int = SWIM_NODES) -> Workload:
     """A SWIM day trace (TAB-separated: id, submit s, gap s, input, shuffle, output bytes …).
 
     The trace has bytes only; every task quantity is derived, per job:
@@ -65,7 +73,17 @@ def load_swim(path: str | Path) -> Workload:
       reduce 40 MB/s per core) and a 100 MB/s node disk;
     * containers, AM size and start-up, slowstart: Hadoop 2.x defaults as in the paper groups;
     * submit time = column 2; all jobs in root.default; no random jitter (the trace is the data).
+
+    On ``nodes`` other than the 600 it was sampled on (``swim:PATH@NODES``) the jobs keep their
+    bytes, so a smaller cluster carries the same day's work, and only the reduce cap follows
+    the cluster (`max_reduces`: 47 on 25 nodes), as its users would have set it. SWIM's own
+    replayer (``GenerateReplayScript``) scales every byte count by the ratio of the cluster
+    sizes instead, which keeps the load per node and so never lets the AM limit bind where the
+    600-node day does not.
     """
+    if nodes < 1:
+        raise WorkloadError(f"swim:{path}@{nodes}: a cluster needs at least one node")
+    cap = max_reduces(nodes)
     jobs = []
     for lineno, fields in _tsv_rows(path):
         where = f"{path}:{lineno}"
@@ -80,19 +98,27 @@ def load_swim(path: str | Path) -> Workload:
             raise WorkloadError(f"{where}: not a number: {e}") from None
         if submit_s < 0 or min(input_b, shuffle_b, output_b) < 0:
             raise WorkloadError(f"{where}: negative submit time or byte count")
-        jobs.append(swim_job(fields[0], submit_s, input_b, shuffle_b, output_b))
+        jobs.append(swim_job(fields[0], submit_s, input_b, shuffle_b, output_b, cap))
     if not jobs:
         raise WorkloadError(f"{path}: no jobs in SWIM trace")
-    return swim_workload(f"swim:{Path(path).name}", tuple(jobs))
+    name = f"swim:{Path(path).name}" + (f"@{nodes}" if nodes != SWIM_NODES else "")
+    return swim_workload(name, tuple(jobs), nodes)
 
 
-def swim_job(job_id: str, submit_s: float, input_b: int, shuffle_b: int, output_b: int) -> JobSpec:
+def swim_job(
+    job_id: str,
+    submit_s: float,
+    input_b: int,
+    shuffle_b: int,
+    output_b: int,
+    reduce_cap: int = SWIM_MAX_REDUCES,
+) -> JobSpec:
     """One job of a SWIM day from its three byte counts, by the rules `load_swim` lists; shared
     with the generated days (`amtuner.sim.workload.generated`) so both derive tasks alike."""
     p = SWIM_PROFILE
     n_maps = max(1, math.ceil(input_b / SWIM_BLOCK_BYTES))
     n_reduces = (
-        min(math.ceil(shuffle_b / SWIM_SHUFFLE_PER_REDUCE_BYTES), SWIM_MAX_REDUCES)
+        min(math.ceil(shuffle_b / SWIM_SHUFFLE_PER_REDUCE_BYTES), reduce_cap)
         if shuffle_b > 0
         else 0
     )
@@ -119,12 +145,13 @@ def swim_job(job_id: str, submit_s: float, input_b: int, shuffle_b: int, output_
     )
 
 
-def swim_workload(name: str, jobs: tuple[JobSpec, ...]) -> Workload:
-    """SWIM's jobs on SWIM's cluster: 600 nodes, Hadoop 2.x NodeManager defaults, one queue."""
+def swim_workload(name: str, jobs: tuple[JobSpec, ...], nodes: int = SWIM_NODES) -> Workload:
+    """SWIM's jobs on SWIM's cluster (600 nodes unless told), Hadoop 2.x NodeManager defaults,
+    one queue."""
     return Workload(
         name=name,
         jobs=jobs,
-        nodes=SWIM_NODES,
+        nodes=nodes,
         node_memory_mb=SWIM_NODE_MEMORY_MB,
         node_vcores=SWIM_NODE_VCORES,
         node_disk_mbps=SWIM_NODE_DISK_MBPS,
