@@ -160,6 +160,43 @@ def test_a_trickle_into_short_jobs_on_a_half_busy_cluster_keeps_its_room() -> No
     assert d.rule is not Rule.OVER_ALLOCATION_3 and d.new_a >= 0.5
 
 
+def held_by_large_jobs(kind: SchedulerKind, pending: int = 30) -> Observation:
+    """A SWIM-day moment on 25 nodes: two large jobs hold 196 of 200 vcores and nearly all
+    memory, two AMs between them, while 30 apps wait; the leaf's fair share has no vcores (the
+    default fair policy), so the AM limit counts vcores against the 4 free."""
+    leaf = QueueStats(
+        name="root.default", pending_apps=pending, running_apps=2, memory_used_mb=99_000,
+        vcores_used=196, am_memory_used_mb=4096, am_vcores_used=2, memory_share_mb=TOTAL,
+        vcores_share=0, containers=196,
+    )  # fmt: skip
+    o = obs(pending, 2, 99_000, 4096, vcores=(196, 200), queues=(leaf,))
+    return replace(o, scheduler=kind, containers=196)
+
+
+def test_a_fair_scheduler_held_by_a_few_large_jobs_raises_a_so_the_waiting_jobs_start() -> None:
+    # Tasks hold 0.95, AMs 0.04: tasks keep T2 even with A filled, which used to hold A at 0.5
+    # while the limit (A x 4 free vcores = 2) admitted no third AM for hours.
+    d, _ = decide(held_by_large_jobs(SchedulerKind.FAIR), seen(0.5, p=30))
+    assert d.case == Case.LARGE_JOBS_HOLD and d.rule is Rule.UNDER_ALLOCATION
+    assert d.new_a > 0.5 and "held by a few large jobs" in d.reason
+    # The CapacityScheduler serves the queue in order: an admitted job waits behind the large
+    # ones whatever A is, so A holds.
+    d, _ = decide(held_by_large_jobs(SchedulerKind.CAPACITY), seen(0.5, p=30))
+    assert (d.case, d.new_a) == (Case.TASKS_KEEP_AIM, 0.5)
+
+
+def test_newcomers_into_short_jobs_do_not_lower_a_held_by_large_jobs_or_that_binds_nobody() -> None:
+    short = adaptive.Memory(short=True).extra()
+    # Large jobs hold the cluster: the newcomers are what they wait for; A keeps rising.
+    d, _ = decide(held_by_large_jobs(SchedulerKind.FAIR), seen(0.8, p=10, extra=short))
+    assert d.case == Case.LARGE_JOBS_HOLD and d.new_a > 0.8
+    # One arrival on a nearly idle cluster: its AM fits under 1 - T2 too, so lowering would
+    # hold nobody back now and leave the next full period to climb back.
+    idle = replace(obs(1, 2, 5_000, 4096), scheduler=SchedulerKind.FAIR)
+    d, _ = decide(idle, seen(0.9, p=0, extra=short))
+    assert d.case != Case.NEWCOMERS and d.new_a == 0.9
+
+
 def test_short_jobs_on_the_capacity_scheduler_raise_by_the_bisection_step() -> None:
     # AM-heavy room (tasks 0.1 < AM 0.5), but 6 of 10 apps finished last period: one-map jobs
     # need an AM each, so the mix is not a tail; raise by half the distance, 0.5 + 0.225.
@@ -534,6 +571,18 @@ def test_a_stays_in_bounds_rounded_and_the_rule_matches_the_direction(
     else:
         assert d.rule is Rule.HOLD and d.new_a == start
     assert s2.n >= 1 and (s2.prev_pending, s2.prev_running) == (o.pending_apps, o.running_apps)
+
+
+@given(observations(), states())
+def test_large_jobs_raise_only_a_fair_scheduler_and_only_when_tasks_dwarf_the_ams(
+    o: Observation, s: ControllerState
+) -> None:
+    d, _ = decide(o, s)
+    if d.case == Case.LARGE_JOBS_HOLD:
+        f = adaptive.figures.figures(o, SETTINGS, GLOBAL_TARGET)
+        assert o.scheduler is SchedulerKind.FAIR and o.pending_apps > 0
+        assert f.tasks >= adaptive.rules.LARGE_JOBS * f.am and f.used >= adaptive.FULL
+        assert d.new_a >= min(max(round(s.a, 4), SETTINGS.a_min), SETTINGS.a_max)
 
 
 @given(observations(), states())
