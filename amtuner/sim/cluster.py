@@ -26,7 +26,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
-from amtuner.sim.engine import Engine
+from amtuner.sim.engine import Engine, Event
 
 _EPS = 1e-9
 _PARKED = -2
@@ -96,6 +96,22 @@ class Node:
 
 
 TaskDoneCallback = Callable[[Node, Any], None]
+
+
+class _NodeDue(Event):
+    """A node's next finish; stale once the node's version has moved on."""
+
+    __slots__ = ("cluster", "node", "version")
+
+    def __init__(self, cluster: Cluster, node: Node, version: int) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.node = node
+        self.version = version
+
+    def fire(self) -> None:
+        if self.version == self.node.version:
+            self.cluster.node_due(self.node)
 
 
 class Cluster:
@@ -311,13 +327,11 @@ class Cluster:
                 continue
             node.next_t = next_t
             node.version += 1
-            engine.at(next_t, self._on_node_event, (node, node.version))
+            engine.schedule(_NodeDue(self, node, node.version), next_t)
         self._unsettled.clear()
 
-    def _on_node_event(self, arg: tuple[Node, int]) -> None:
-        node, version = arg
-        if version != node.version:
-            return
+    def node_due(self, node: Node) -> None:
+        """Its earliest tasks are done: they leave it, and their ends are reported."""
         now = self.engine.now
         node.work += node.rate * (now - node.last_t)
         node.last_t = now

@@ -1,19 +1,26 @@
 """The event loop and virtual clock of the simulated cluster.
 
-A heap of ``(time, seq, callback, arg)``: the sequence number breaks ties in scheduling order, so
-two runs with the same inputs and seed process events in the same order. Callbacks are plain
-bound methods; no generator processes, because the controller must be stepped synchronously
-inside simulated time and a callback is the cheapest way to do that.
+A heap of events ordered by ``(time, seq)``: the sequence number breaks ties in scheduling order,
+so two runs with the same inputs and seed process events in the same order. An event is an
+object whose `Event.fire` says what runs; no generator processes, because the controller must be
+stepped synchronously inside simulated time and a call is the cheapest way to do that.
 
-`settle` is the one addition to a textbook loop: work that only the end state of an instant
-needs (a node's next finish time, after its tasks have come and gone) is done once when every
-event of that instant has run, instead of after each of them. The queue then holds no entries
-that a later event of the same instant would supersede.
+The heap is this module's own, not `heapq`'s: compiled, it compares two events on their unboxed
+time and sequence number, where `heapq` compares tuples through the generic comparison of each
+element (most of a pop's cost). The hot events (a node's next finish, a scheduling pass) are
+subclasses that call their handler directly; `at` wraps any callable for everything else.
+
+Two additions to a textbook loop. `settle`: work that only the end state of an instant needs (a
+node's next finish time, after its tasks have come and gone) is done once when every event of
+that instant has run, instead of after each of them, so the queue holds no entries that a later
+event of the same instant would supersede. `soon`: an event due now (the scheduling pass asked
+for by a task's end) waits in a slot beside the heap, compared with the heap's first by the same
+``(time, seq)`` it would have had inside, so it runs in the same order without a trip through
+the heap.
 """
 
 from __future__ import annotations
 
-import heapq
 import math
 import random
 import zlib
@@ -29,26 +36,96 @@ def make_rng(seed: int, stream: str) -> random.Random:
     return random.Random(seed * 1_000_003 + zlib.crc32(stream.encode()))
 
 
+class Event:
+    """An entry of the queue; the engine sets `time` and `seq` when it is queued. One object
+    may be queued again once it has fired (a scheduling pass reuses its own)."""
+
+    __slots__ = ("seq", "time")
+
+    def __init__(self) -> None:
+        self.time = 0.0
+        self.seq = 0
+
+    def fire(self) -> None:
+        raise NotImplementedError
+
+
+class _Call(Event):
+    __slots__ = ("arg", "fn")
+
+    def __init__(self, fn: Callback, arg: Any) -> None:
+        super().__init__()
+        self.fn = fn
+        self.arg = arg
+
+    def fire(self) -> None:
+        self.fn(self.arg)
+
+
+class _Each(Event):
+    """``fn(args[i])`` at ``times[i]`` for every i, queued one at a time (see `Engine.at_each`)."""
+
+    __slots__ = ("args", "engine", "first", "fn", "i", "times")
+
+    def __init__(
+        self, engine: Engine, times: Sequence[float], fn: Callback, args: Sequence[Any], first: int
+    ) -> None:
+        super().__init__()
+        self.engine = engine
+        self.times = times
+        self.fn = fn
+        self.args = args
+        self.first = first
+        self.i = 0
+
+    def fire(self) -> None:
+        i = self.i
+        if i + 1 < len(self.times):
+            self.i = i + 1
+            engine = self.engine
+            self.time = max(self.times[i + 1], engine.now)
+            self.seq = self.first + i + 1
+            engine.push(self)
+        self.fn(self.args[i])
+
+
 class Engine:
-    __slots__ = ("_queue", "_seq", "_settle", "events", "halted", "now")
+    __slots__ = ("_heap", "_seq", "_settle", "_soon", "events", "halted", "now")
 
     def __init__(self) -> None:
         self.now = 0.0
         self.events = 0
-        """Callbacks run so far (`settle` work is part of the events that asked for it)."""
+        """Events run so far (`settle` work is part of the events that asked for it)."""
         self.halted = False
         """Set by a callback to make `run_until` return after that event (all jobs done)."""
-        self._queue: list[tuple[float, int, Callback, Any]] = []
+        self._heap: list[Event] = []
+        self._soon: Event | None = None
         self._seq = 0
         self._settle: list[Callable[[], None]] = []
 
     def at(self, time: float, fn: Callback, arg: Any = None) -> None:
         """Run ``fn(arg)`` at simulated ``time`` (never in the past)."""
-        self._seq += 1
-        heapq.heappush(self._queue, (max(time, self.now), self._seq, fn, arg))
+        self.schedule(_Call(fn, arg), time)
 
     def after(self, delay: float, fn: Callback, arg: Any = None) -> None:
-        self.at(self.now + delay, fn, arg)
+        self.schedule(_Call(fn, arg), self.now + delay)
+
+    def schedule(self, event: Event, time: float) -> None:
+        """Fire ``event`` at simulated ``time`` (never in the past)."""
+        self._seq += 1
+        event.time = max(time, self.now)
+        event.seq = self._seq
+        self.push(event)
+
+    def soon(self, event: Event) -> None:
+        """Fire ``event`` now, after the events already due now: as ``schedule(event, now)``."""
+        if self._soon is not None:
+            self.schedule(event, self.now)
+            return
+        self._seq += 1
+        event.time = self.now
+        event.seq = self._seq
+        self._soon = event
 
     def at_each(self, times: Sequence[float], fn: Callback, args: Sequence[Any]) -> None:
         """Run ``fn(args[i])`` at ``times[i]`` (in ascending order) for every i. Only the next of
@@ -57,17 +134,11 @@ class Engine:
         does not make every other event's trip through the heap longer."""
         if not times:
             return
-        first = self._seq + 1
+        each = _Each(self, times, fn, args, self._seq + 1)
         self._seq += len(times)
-        last = len(times) - 1
-
-        def step(i: int) -> None:
-            if i < last:
-                entry = (max(times[i + 1], self.now), first + i + 1, step, i + 1)
-                heapq.heappush(self._queue, entry)
-            fn(args[i])
-
-        heapq.heappush(self._queue, (max(times[0], self.now), first, step, 0))
+        each.time = max(times[0], self.now)
+        each.seq = each.first
+        self.push(each)
 
     def settle(self, fn: Callable[[], None]) -> None:
         """Run ``fn()`` once the events due now have all run, before the clock moves on; it may
@@ -76,27 +147,84 @@ class Engine:
 
     def peek(self) -> float | None:
         """Time of the next event, or None when nothing is scheduled."""
-        return self._queue[0][0] if self._queue else None
+        nxt = self._next()
+        return nxt.time if nxt is not None else None
+
+    def _next(self) -> Event | None:
+        soon = self._soon
+        heap = self._heap
+        if not heap:
+            return soon
+        first = heap[0]
+        if soon is None or first.time < soon.time or (
+            first.time == soon.time and first.seq < soon.seq
+        ):
+            return first
+        return soon
+
+    def push(self, event: Event) -> None:
+        """Into the heap as queued (`time` and `seq` set): sifted up from the end."""
+        heap = self._heap
+        heap.append(event)
+        time, seq = event.time, event.seq
+        i = len(heap) - 1
+        while i > 0:
+            up = (i - 1) >> 1
+            parent = heap[up]
+            if time < parent.time or (time == parent.time and seq < parent.seq):
+                heap[i] = parent
+                i = up
+            else:
+                break
+        heap[i] = event
+
+    def _pop(self) -> None:
+        """Drop the heap's first: its last entry sifted down from the top."""
+        heap = self._heap
+        last = heap.pop()
+        n = len(heap)
+        if n == 0:
+            return
+        time, seq = last.time, last.seq
+        i = 0
+        child = 1
+        while child < n:
+            low = heap[child]
+            right = child + 1
+            if right < n:
+                other = heap[right]
+                if other.time < low.time or (other.time == low.time and other.seq < low.seq):
+                    child = right
+                    low = other
+            if low.time < time or (low.time == time and low.seq < seq):
+                heap[i] = low
+                i = child
+                child = 2 * i + 1
+            else:
+                break
+        heap[i] = last
 
     def run_until(self, until: float, *, stop_when_halted: bool = True) -> None:
         """Run every event due at or before ``until``. The clock ends at ``until``, unless
         ``stop_when_halted`` and a callback set `halted`: then it stays at that event's time."""
-        queue = self._queue
         settle = self._settle
-        pop = heapq.heappop
         while True:
-            if settle and (not queue or queue[0][0] > self.now):
+            nxt = self._next()
+            if settle and (nxt is None or nxt.time > self.now):
                 while settle:  # in the order asked for; a hook may ask for another
                     settle.pop(0)()
                 continue
-            if not queue or queue[0][0] > until:
+            if nxt is None or nxt.time > until:
                 break
             if stop_when_halted and self.halted:
                 return
-            time, _, fn, arg = pop(queue)
-            self.now = time
+            if nxt is self._soon:
+                self._soon = None
+            else:
+                self._pop()
+            self.now = nxt.time
             self.events += 1
-            fn(arg)
+            nxt.fire()
         if stop_when_halted and self.halted:
             return
         if until != math.inf:

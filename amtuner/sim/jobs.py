@@ -21,7 +21,7 @@ from typing import Protocol
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.cluster import Cluster, Node, normalise_up
-from amtuner.sim.engine import Engine
+from amtuner.sim.engine import Engine, Event
 from amtuner.sim.spec import Heartbeats, JobSpec, TaskGroup
 from amtuner.sim.view import AppState
 
@@ -140,6 +140,19 @@ class Scheduler(Protocol):
         ...
 
 
+class _PassDue(Event):
+    """The runtime's one scheduling pass, queued again each time one is asked for."""
+
+    __slots__ = ("runtime",)
+
+    def __init__(self, runtime: Runtime) -> None:
+        super().__init__()
+        self.runtime = runtime
+
+    def fire(self) -> None:
+        self.runtime.run_pass()
+
+
 class Runtime:
     """Drives apps through their life on an engine, a cluster and a scheduler."""
 
@@ -166,6 +179,7 @@ class Runtime:
         self.apps_failed = 0
         self.containers_pending = 0
         self._pass_due = False
+        self._pass_event = _PassDue(self)
         self._last_pass = -math.inf
         self._am_s = heartbeats.am_s
         self._maps_off_switch = heartbeats.maps_off_switch
@@ -182,13 +196,14 @@ class Runtime:
         self._pass_due = True
         beat = self.heartbeats.node_s
         if beat <= 0:
-            self.engine.after(0.0, self._pass, None)
+            self.engine.soon(self._pass_event)
             return
         tick = math.ceil(self.engine.now / beat - 1e-9) * beat
-        self.engine.at(max(tick, self._last_pass + beat), self._pass, None)
+        self.engine.schedule(self._pass_event, max(tick, self._last_pass + beat))
 
-    def _pass(self, _: object) -> None:
+    def run_pass(self) -> None:
         self._pass_due = False
+        self._pass_event = _PassDue(self)
         self._last_pass = self.engine.now
         self.cluster.begin_heartbeat()
         self.scheduler.assign(self.launch)
