@@ -265,9 +265,8 @@ class FairScheduler:
         return float(app.used_mb)
 
     def _push(self, leaf: FSQueue, app: App) -> None:
-        app.hver += 1
         app.in_heap = True
-        heapq.heappush(leaf.heap, (self._key(leaf, app), app.index, app.hver, app))
+        leaf.place(app, self._key(leaf, app))
 
     def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
         leaf: FSQueue = app.leaf  # type: ignore[assignment]
@@ -419,26 +418,27 @@ class FairScheduler:
                 heapq.heappop(leaf.am_heap)
                 launch(app, node)
                 continue
-            _, _, version, app = heapq.heappop(leaf.heap)
-            if version != app.hver:
-                continue
+            app = leaf.heap[0]
             if not app.pending:
+                leaf.drop_first()
                 app.in_heap = False
                 continue
             unit = app.pending[0]  # its AM runs: it is in the heap for tasks
             mem, vc = unit.memory_mb, unit.vcores
             if not self._fits_max(leaf, mem, vc):
-                heapq.heappush(leaf.heap, (self._key(leaf, app), app.index, app.hver, app))
+                leaf.place(app, self._key(leaf, app))
                 blocked.add(id(leaf))
                 continue
             node = cluster.find(mem, vc)
             if node is None:
+                leaf.drop_first()
                 skipped.append((leaf, app))
                 continue
             launch(app, node)
             if app.pending:
                 self._push(leaf, app)
             else:
+                leaf.drop_first()
                 app.in_heap = False
         for leaf, app in skipped:
             self._push(leaf, app)
@@ -449,7 +449,7 @@ class FairScheduler:
             return False
         if not leaf.heap or leaf.policy != "fifo":
             return True
-        return leaf.am_heap[0][0] < leaf.heap[0][1]
+        return leaf.am_heap[0][0] < leaf.heap[0].index
 
     # view
 

@@ -61,9 +61,11 @@ class FSQueue:
         """Runnable apps in this queue and below (what maxRunningApps counts)."""
         self.with_am = 0
         self.nonrunnable: list[App] = []
-        self.heap: list[tuple[float, int, int, App]] = []
-        """Apps with a running AM wanting a task container: (policy key, submission, version,
-        app)."""
+        self.heap: list[App] = []
+        """Apps with a running AM wanting a task container, a heap by (policy key `App.hkey`,
+        submission). Each app knows its place (`App.hpos`), so a new key moves it there: one
+        sift, where a heap of tuples needs a pop and a push per container and keeps the
+        superseded entries until they come up."""
         self.am_heap: list[tuple[int, App]] = []
         """Runnable apps waiting for their AM, by submission. They use nothing, so every policy
         ranks them first (fifo: by submission among all); apart, a long queue of AM-blocked
@@ -73,6 +75,62 @@ class FSQueue:
         self.min_mb = self.min_vcores = 0
         self.max_mb = self.max_vcores = UNLIMITED
         self.policy = "fair"
+
+    def place(self, app: App, key: float) -> None:
+        """Into the heap under ``key``, or moved to where ``key`` puts it if it is in."""
+        app.hkey = key
+        heap = self.heap
+        i = app.hpos
+        if i < 0:
+            i = len(heap)
+            heap.append(app)
+        self._sift_down(app, self._sift_up(app, i))
+
+    def drop_first(self) -> None:
+        heap = self.heap
+        heap[0].hpos = -1
+        last = heap.pop()
+        if heap:
+            self._sift_down(last, 0)
+
+    def _sift_up(self, app: App, i: int) -> int:
+        heap = self.heap
+        key, index = app.hkey, app.index
+        while i > 0:
+            up = (i - 1) >> 1
+            parent = heap[up]
+            if key < parent.hkey or (key == parent.hkey and index < parent.index):
+                heap[i] = parent
+                parent.hpos = i
+                i = up
+            else:
+                break
+        heap[i] = app
+        app.hpos = i
+        return i
+
+    def _sift_down(self, app: App, i: int) -> None:
+        heap = self.heap
+        n = len(heap)
+        key, index = app.hkey, app.index
+        child = 2 * i + 1
+        while child < n:
+            low = heap[child]
+            right = child + 1
+            if right < n:
+                other = heap[right]
+                if other.hkey < low.hkey or (other.hkey == low.hkey and other.index < low.index):
+                    child = right
+                    low = other
+            if low.hkey < key or (low.hkey == key and low.index < index):
+                heap[i] = low
+                low.hpos = i
+                i = child
+                child = 2 * i + 1
+            else:
+                break
+        heap[i] = app
+        app.hpos = i
 
 
 def check_busy_leaves(conf: FSConf, old: dict[str, FSQueue]) -> None:

@@ -57,7 +57,8 @@ class App:
         "app_id",
         "finished_s",
         "held_reduces",
-        "hver",
+        "hkey",
+        "hpos",
         "in_heap",
         "index",
         "leaf",
@@ -102,8 +103,10 @@ class App:
         self.used_mb = 0
         self.used_vcores = 0
         self.running_containers = 0
-        self.hver = 0
-        """Version of this app's entry in its queue's ordering heap (stale entries are skipped)."""
+        self.hkey = 0.0
+        """Its key in its queue's ordering heap, if the scheduler keeps one by a policy."""
+        self.hpos = -1
+        """Its place in that heap (-1: not in it)."""
         self.in_heap = False
 
     @property

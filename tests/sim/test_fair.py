@@ -341,7 +341,7 @@ def test_parent_queues_compete_by_weight_before_their_children() -> None:
     fs = FairScheduler(config, cluster)
     q = fs.queues
     for leaf in ("root.eng.x", "root.eng.y", "root.ops"):
-        q[leaf].heap.append((0.0, 0, 0, None))  # type: ignore[arg-type]  # something to serve
+        q[leaf].heap.append(None)  # type: ignore[arg-type]  # something to serve
     # eng (weight 3) uses 12288: 4096 per weight; ops (weight 1) uses 2048
     q["root.eng.x"].used_mb = q["root.eng"].used_mb = 12288
     q["root.ops"].used_mb = 2048
