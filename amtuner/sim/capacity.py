@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from amtuner.model import SchedulerKind
-from amtuner.sim.cluster import Cluster, Node
-from amtuner.sim.jobs import App
+from amtuner.sim.cluster import Cluster
+from amtuner.sim.jobs import App, Runtime, Scheduler
 from amtuner.sim.sched_config import SchedulerConfigError
 from amtuner.sim.sched_config.capacity import CSConf, CSQueueConf, parse_capacity_config
 from amtuner.sim.view import QueueView, Res
@@ -176,7 +176,7 @@ class CSQueue:
         """Activated apps that want a container, FIFO by submission."""
 
 
-class CapacityScheduler:
+class CapacityScheduler(Scheduler):
     kind = SchedulerKind.CAPACITY
 
     def __init__(self, data: bytes, cluster: Cluster) -> None:
@@ -421,7 +421,7 @@ class CapacityScheduler:
                 return leaf
         return None
 
-    def assign(self, launch: Callable[[App, Node], None]) -> None:
+    def assign(self, runtime: Runtime) -> None:
         """FIFO inside a leaf; queues in ParentQueue order from root down (`_pick_in`)."""
         cluster = self.cluster
         min_alloc = cluster.min_alloc_mb
@@ -454,7 +454,7 @@ class CapacityScheduler:
             if node is None:
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue
-            launch(app, node)
+            runtime.launch(app, node)
         for leaf, entry in skipped:
             heapq.heappush(leaf.heap, entry)
 

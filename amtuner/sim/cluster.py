@@ -98,6 +98,26 @@ class Node:
 TaskDoneCallback = Callable[[Node, Any], None]
 
 
+class TaskSink:
+    """Hears of each task's end (the job model does). A class rather than a callable so that
+    the call made per task is a native one when compiled."""
+
+    __slots__ = ()
+
+    def task_done(self, node: Node, payload: Any) -> None:
+        raise NotImplementedError
+
+
+class _CallSink(TaskSink):
+    __slots__ = ("fn",)
+
+    def __init__(self, fn: TaskDoneCallback) -> None:
+        self.fn = fn
+
+    def task_done(self, node: Node, payload: Any) -> None:
+        self.fn(node, payload)
+
+
 class _NodeDue(Event):
     """A node's next finish; stale once the node's version has moved on."""
 
@@ -145,8 +165,8 @@ class Cluster:
         self.memory_seconds = 0.0
         """Integral of allocated memory over simulated time (MB·s), for mean utilisation."""
         self._last_t = 0.0
-        self.on_task_done = on_task_done
-        """Called with (node, payload) as each task ends; the job model sets it."""
+        self.sink: TaskSink | None = _CallSink(on_task_done) if on_task_done else None
+        """Told (node, payload) as each task ends: the job model, or ``on_task_done``."""
         self._seq = 0
         units = memory_mb // min_alloc_mb
         self._buckets: list[OrderedDict[Node, None]] = [OrderedDict() for _ in range(units + 1)]
@@ -266,8 +286,8 @@ class Cluster:
         self._last_t = now
 
     def start_task(self, node: Node, work_s: float, cpu: float, disk: float, payload: Any) -> None:
-        """Run a task needing ``work_s`` seconds at full speed on ``node``; ``on_task_done(node,
-        payload)`` is called when it finishes."""
+        """Run a task needing ``work_s`` seconds at full speed on ``node``; `sink` is told
+        ``(node, payload)`` when it finishes."""
         now = self.engine.now
         node.work += node.rate * (now - node.last_t)
         node.last_t = now
@@ -348,7 +368,7 @@ class Cluster:
             node.cpu_sum = node.disk_sum = 0.0
         if not node.unsettled:
             self._unsettle(node)
-        on_task_done = self.on_task_done
-        assert on_task_done is not None, "a cluster running tasks needs on_task_done"
+        sink = self.sink
+        assert sink is not None, "a cluster running tasks needs on_task_done"
         for payload in done:
-            on_task_done(node, payload)
+            sink.task_done(node, payload)

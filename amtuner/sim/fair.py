@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import heapq
 import math
-from collections.abc import Callable
 from dataclasses import replace
 
 from amtuner.model import SchedulerKind
-from amtuner.sim.cluster import Cluster, Node
+from amtuner.sim.cluster import Cluster
 from amtuner.sim.fairshare import (
     can_run_am,
     compute_fair_shares,
@@ -32,7 +31,7 @@ from amtuner.sim.fairshare import (
     max_am_resource,
 )
 from amtuner.sim.fsqueue import FSQueue, check_busy_leaves, rebuilt_queues, recount_parents
-from amtuner.sim.jobs import App
+from amtuner.sim.jobs import App, Runtime, Scheduler
 from amtuner.sim.sched_config.fair import (
     UNLIMITED,
     FSConf,
@@ -51,7 +50,7 @@ def _set_steady(q: FSQueue, mb: int, vcores: int) -> None:
     q.steady_mb, q.steady_vcores = mb, vcores
 
 
-class FairScheduler:
+class FairScheduler(Scheduler):
     kind = SchedulerKind.FAIR
 
     def __init__(self, data: bytes, cluster: Cluster, *, hadoop: str = "3") -> None:
@@ -390,7 +389,7 @@ class FairScheduler:
             leaf.max_am_share,
         )
 
-    def assign(self, launch: Callable[[App, Node], None]) -> None:
+    def assign(self, runtime: Runtime) -> None:
         """Place containers until nothing more fits. An AM refused in a leaf (by maxAMShare or
         for want of a node) stops AMs behind it in that leaf for this pass: with equal AM sizes,
         as MapReduce's are, they would be refused too."""
@@ -416,7 +415,7 @@ class FairScheduler:
                     am_blocked.add(id(leaf))
                     continue
                 heapq.heappop(leaf.am_heap)
-                launch(app, node)
+                runtime.launch(app, node)
                 continue
             app = leaf.heap[0]
             if not app.pending:
@@ -434,7 +433,7 @@ class FairScheduler:
                 leaf.drop_first()
                 skipped.append((leaf, app))
                 continue
-            launch(app, node)
+            runtime.launch(app, node)
             if app.pending:
                 self._push(leaf, app)
             else:

@@ -16,11 +16,9 @@ from __future__ import annotations
 
 import math
 import random
-from collections.abc import Callable
-from typing import Protocol
+from typing import Any
 
-from amtuner.model import SchedulerKind
-from amtuner.sim.cluster import Cluster, Node, normalise_up
+from amtuner.sim.cluster import Cluster, Node, TaskSink, normalise_up
 from amtuner.sim.engine import Engine, Event
 from amtuner.sim.spec import Heartbeats, JobSpec, TaskGroup
 from amtuner.sim.view import AppState
@@ -119,28 +117,32 @@ class App:
         return 100.0 * (self.maps_done + self.reduces_done) / total
 
 
-class Scheduler(Protocol):
-    """What the job model needs from a scheduler (CapacityScheduler or FairScheduler)."""
-
-    kind: SchedulerKind
+class Scheduler:
+    """What the job model needs from a scheduler (CapacityScheduler or FairScheduler). A base
+    class rather than a protocol: compiled, a call through a protocol is a Python call, and the
+    job model makes two or three per container."""
 
     def submit(self, app: App) -> bool:
         """Accept (True) or reject (False) a new app; an accepted app waits for its AM."""
-        ...
+        raise NotImplementedError
 
     def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
         """The app asks for ``containers`` more task containers, ``memory_mb`` in all."""
-        ...
+        raise NotImplementedError
 
-    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None: ...
+    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
+        raise NotImplementedError
 
-    def on_released(self, app: App, memory_mb: int, vcores: int) -> None: ...
+    def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
+        raise NotImplementedError
 
-    def app_finished(self, app: App) -> None: ...
+    def app_finished(self, app: App) -> None:
+        raise NotImplementedError
 
-    def assign(self, launch: Callable[[App, Node], None]) -> None:
-        """One scheduling pass: place containers while anything can be placed."""
-        ...
+    def assign(self, runtime: Runtime) -> None:
+        """One scheduling pass: place containers (`Runtime.launch`) while anything can be
+        placed."""
+        raise NotImplementedError
 
 
 class _PassDue(Event):
@@ -156,7 +158,7 @@ class _PassDue(Event):
         self.runtime.run_pass()
 
 
-class Runtime:
+class Runtime(TaskSink):
     """Drives apps through their life on an engine, a cluster and a scheduler."""
 
     def __init__(
@@ -187,7 +189,7 @@ class Runtime:
         self._am_s = heartbeats.am_s
         self._maps_off_switch = heartbeats.maps_off_switch
         self._max_mb = cluster.nodes[0].memory_mb
-        cluster.on_task_done = self._on_task_done if self._am_s > 0 else self._task_done
+        cluster.sink = self
         engine.at_each([app.spec.submit_s for app in apps], self._submit, apps)
 
     def mark_dirty(self) -> None:
@@ -209,7 +211,7 @@ class Runtime:
         self._pass_event = _PassDue(self)
         self._last_pass = self.engine.now
         self.cluster.begin_heartbeat()
-        self.scheduler.assign(self.launch)
+        self.scheduler.assign(self)
         if self.cluster.end_heartbeat():
             self.mark_dirty()
 
@@ -268,11 +270,12 @@ class Runtime:
         group = unit.group
         work = group.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
         if is_map or app.maps_done == app.maps_total:
-            task = (node, work, group.cpu_cores, group.disk_mbps, (app, is_map, mem, vc))
+            done = (app, is_map, mem, vc)
             if self._am_s > 0:
+                task = (node, work, group.cpu_cores, group.disk_mbps, done)
                 self.engine.after(self._am_s * self.rng.random(), self._start_task, task)
             else:
-                self.cluster.start_task(*task)
+                self.cluster.start_task(node, work, group.cpu_cores, group.disk_mbps, done)
         else:
             app.held_reduces.append((node, work, group.cpu_cores, group.disk_mbps, mem, vc))
         return mem, vc, not is_map or self._maps_off_switch
@@ -316,10 +319,13 @@ class Runtime:
             app.reduces_requested = True
             self._request(app, app.spec.reduces)
 
-    def _on_task_done(self, node: Node, payload: TaskDone) -> None:
+    def task_done(self, node: Node, payload: Any) -> None:
         """A task ended; its AM hears of it, and gives its container back, on its next
-        heartbeat."""
-        self.engine.after(self._am_s * self.rng.random(), self._heard_done, (node, payload))
+        heartbeat (at once where those are not modelled)."""
+        if self._am_s > 0:
+            self.engine.after(self._am_s * self.rng.random(), self._heard_done, (node, payload))
+        else:
+            self._task_done(node, payload)
 
     def _heard_done(self, done: tuple[Node, TaskDone]) -> None:
         self._task_done(*done)
