@@ -22,7 +22,6 @@ change is dropped by a version check when it comes up.
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable
 from typing import Any
 
@@ -38,6 +37,62 @@ def normalise_up(value: int, step: int) -> int:
     if value <= step:
         return step
     return -(-value // step) * step
+
+
+class Running:
+    """A task on a node, in the node's heap by (finish work, seq): compiled, its fields are
+    unboxed and compared as they are, where a tuple's are compared through Python objects."""
+
+    __slots__ = ("cpu", "disk", "finish", "payload", "seq")
+
+    def __init__(self, finish: float, seq: int, cpu: float, disk: float, payload: Any) -> None:
+        self.finish = finish
+        self.seq = seq
+        self.cpu = cpu
+        self.disk = disk
+        self.payload = payload
+
+
+def _push_task(heap: list[Running], task: Running) -> None:
+    heap.append(task)
+    finish, seq = task.finish, task.seq
+    i = len(heap) - 1
+    while i > 0:
+        up = (i - 1) >> 1
+        parent = heap[up]
+        if finish < parent.finish or (finish == parent.finish and seq < parent.seq):
+            heap[i] = parent
+            i = up
+        else:
+            break
+    heap[i] = task
+
+
+def _pop_task(heap: list[Running]) -> Running:
+    first = heap[0]
+    last = heap.pop()
+    n = len(heap)
+    if n == 0:
+        return first
+    finish, seq = last.finish, last.seq
+    i = 0
+    child = 1
+    while child < n:
+        low = heap[child]
+        right = child + 1
+        if right < n:
+            other = heap[right]
+            if other.finish < low.finish or (other.finish == low.finish and other.seq < low.seq):
+                child = right
+                low = other
+        if low.finish < finish or (low.finish == finish and low.seq < seq):
+            heap[i] = low
+            i = child
+            child = 2 * i + 1
+        else:
+            break
+    heap[i] = last
+    return first
 
 
 class Node:
@@ -96,8 +151,8 @@ class Node:
         self.version = 0
         self.unsettled = False
         """Its task set changed this instant; rate and event are brought up to date at its end."""
-        self.tasks: list[tuple[float, int, float, float, Any]] = []
-        """Running tasks as a heap of (finish work, seq, cpu, disk, payload)."""
+        self.tasks: list[Running] = []
+        """Running tasks, a heap by (finish work, seq)."""
 
 
 class _Bucket:
@@ -334,7 +389,7 @@ class Cluster:
         node.cpu_sum += cpu
         node.disk_sum += disk
         self._seq += 1
-        heapq.heappush(node.tasks, (node.work + work_s, self._seq, cpu, disk, payload))
+        _push_task(node.tasks, Running(node.work + work_s, self._seq, cpu, disk, payload))
         if not node.unsettled:
             self._unsettle(node)
 
@@ -382,7 +437,7 @@ class Cluster:
             if not node.tasks:
                 node.next_t = -1.0
                 continue
-            next_t = now + (node.tasks[0][0] - node.work) / rate
+            next_t = now + (node.tasks[0].finish - node.work) / rate
             if next_t == node.next_t:
                 continue
             node.next_t = next_t
@@ -399,11 +454,11 @@ class Cluster:
         tasks = node.tasks
         limit = node.work + _EPS
         done = []
-        while tasks and tasks[0][0] <= limit:
-            _, _, cpu, disk, payload = heapq.heappop(tasks)
-            node.cpu_sum -= cpu
-            node.disk_sum -= disk
-            done.append(payload)
+        while tasks and tasks[0].finish <= limit:
+            task = _pop_task(tasks)
+            node.cpu_sum -= task.cpu
+            node.disk_sum -= task.disk
+            done.append(task.payload)
         if not tasks:
             node.cpu_sum = node.disk_sum = 0.0
         if not node.unsettled:
