@@ -155,6 +155,19 @@ class Node:
         """Running tasks, a heap by (finish work, seq)."""
 
 
+class _Settle(Event):
+    """The cluster's hook at the end of an instant (`Cluster.settle`)."""
+
+    __slots__ = ("cluster",)
+
+    def __init__(self, cluster: Cluster) -> None:
+        super().__init__()
+        self.cluster = cluster
+
+    def fire(self) -> None:
+        self.cluster.settle()
+
+
 class _Bucket:
     """The nodes with the same free memory, first in first."""
 
@@ -277,6 +290,7 @@ class Cluster:
         self._parked: list[Node] = []
         self._capped = False
         self._unsettled: list[Node] = []
+        self._settle_hook = _Settle(self)
 
     @property
     def free_mb(self) -> int:
@@ -396,7 +410,7 @@ class Cluster:
     def _unsettle(self, node: Node) -> None:
         node.unsettled = True
         if not self._unsettled:
-            self.engine.settle(self._settle)
+            self.engine.settle(self._settle_hook)
         self._unsettled.append(node)
 
     def _rebucket(self, node: Node) -> None:
@@ -421,7 +435,7 @@ class Cluster:
             top -= 1
         self._top = top
 
-    def _settle(self) -> None:
+    def settle(self) -> None:
         """Each node whose tasks changed this instant: its new rate, and an event at its next
         finish unless the one queued already fires then."""
         engine = self.engine

@@ -101,7 +101,7 @@ class Engine:
         self._heap: list[Event] = []
         self._soon: Event | None = None
         self._seq = 0
-        self._settle: list[Callable[[], None]] = []
+        self._settle: list[Event] = []
 
     def at(self, time: float, fn: Callback, arg: Any = None) -> None:
         """Run ``fn(arg)`` at simulated ``time`` (never in the past)."""
@@ -140,10 +140,11 @@ class Engine:
         each.seq = each.first
         self.push(each)
 
-    def settle(self, fn: Callable[[], None]) -> None:
-        """Run ``fn()`` once the events due now have all run, before the clock moves on; it may
-        schedule events, at this instant too. Hooks run in the order they were asked for."""
-        self._settle.append(fn)
+    def settle(self, hook: Event) -> None:
+        """Fire ``hook`` once the events due now have all run, before the clock moves on; it may
+        schedule events, at this instant too. Hooks fire in the order they were asked for and
+        are not events: they neither count in `events` nor take a sequence number."""
+        self._settle.append(hook)
 
     def peek(self) -> float | None:
         """Time of the next event, or None when nothing is scheduled."""
@@ -212,7 +213,7 @@ class Engine:
             nxt = self._next()
             if settle and (nxt is None or nxt.time > self.now):
                 while settle:  # in the order asked for; a hook may ask for another
-                    settle.pop(0)()
+                    settle.pop(0).fire()
                 continue
             if nxt is None or nxt.time > until:
                 break
