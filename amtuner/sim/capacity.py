@@ -325,7 +325,7 @@ class CapacityScheduler(Scheduler):
             active_users=len(leaf.user_am_used) or 1,
         )
         chosen = activations(
-            ((a.am_memory_mb, a.spec.user) for a in leaf.pending),
+            ((a.am_memory_mb, a.user) for a in leaf.pending),
             leaf.am_used_mb,
             limit,
             leaf.active,
@@ -340,7 +340,7 @@ class CapacityScheduler(Scheduler):
             leaf.active += 1
             leaf.am_used_mb += app.am_memory_mb
             leaf.am_used_vcores += app.am_vcores
-            user = app.spec.user
+            user = app.user
             leaf.user_am_used[user] = leaf.user_am_used.get(user, 0) + app.am_memory_mb
             leaf.pending_containers += 1
             heapq.heappush(leaf.heap, (app.index, app))
@@ -361,7 +361,7 @@ class CapacityScheduler(Scheduler):
     def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers -= 1
-        user = app.spec.user
+        user = app.user
         leaf.user_used[user] = leaf.user_used.get(user, 0) + memory_mb
         q: CSQueue | None = leaf
         while q is not None:
@@ -372,7 +372,7 @@ class CapacityScheduler(Scheduler):
 
     def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
-        leaf.user_used[app.spec.user] -= memory_mb
+        leaf.user_used[app.user] -= memory_mb
         q: CSQueue | None = leaf
         while q is not None:
             q.used_mb -= memory_mb
@@ -386,7 +386,7 @@ class CapacityScheduler(Scheduler):
         leaf.active -= 1
         leaf.am_used_mb -= app.am_memory_mb
         leaf.am_used_vcores -= app.am_vcores
-        user = app.spec.user
+        user = app.user
         leaf.user_am_used[user] -= app.am_memory_mb
         if leaf.user_am_used[user] == 0:
             del leaf.user_am_used[user]
@@ -447,7 +447,7 @@ class CapacityScheduler(Scheduler):
             if leaf.used_mb + mem > (lone_limit if lone else self.current_limit_mb(leaf)):
                 blocked.add(id(leaf))
                 continue
-            if leaf.user_used.get(app.spec.user, 0) + mem > self.user_limit_mb(leaf):
+            if leaf.user_used.get(app.user, 0) + mem > self.user_limit_mb(leaf):
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue
             node = cluster.find(mem, off_switch=off_switch)

@@ -207,7 +207,7 @@ class FairScheduler(Scheduler):
         return True
 
     def _make_runnable(self, leaf: FSQueue, app: App) -> None:
-        user = app.spec.user
+        user = app.user
         self.user_runnable[user] = self.user_runnable.get(user, 0) + 1
         if leaf.runnable == 0:
             self._shares_dirty = True
@@ -232,7 +232,7 @@ class FairScheduler(Scheduler):
             if root.runnable >= root.max_running:
                 break
             leaf: FSQueue = app.leaf  # type: ignore[assignment]
-            if self._can_be_runnable(leaf, app.spec.user):
+            if self._can_be_runnable(leaf, app.user):
                 promoted.add(app.index)
                 self._nonrunnable -= 1
                 self._make_runnable(leaf, app)
@@ -247,7 +247,7 @@ class FairScheduler(Scheduler):
         if leaf is None:
             return False
         app.leaf = leaf
-        if self._can_be_runnable(leaf, app.spec.user):
+        if self._can_be_runnable(leaf, app.user):
             self._make_runnable(leaf, app)
         else:
             leaf.nonrunnable.append(app)
@@ -305,7 +305,7 @@ class FairScheduler(Scheduler):
         leaf.am_used_mb -= app.am_memory_mb
         leaf.am_used_vcores -= app.am_vcores
         leaf.with_am -= 1
-        self.user_runnable[app.spec.user] -= 1
+        self.user_runnable[app.user] -= 1
         q: FSQueue | None = leaf
         while q is not None:
             q.runnable -= 1

@@ -35,16 +35,20 @@ Task = tuple[Node, float, float, float, TaskDone]
 
 
 class Unit:
-    """Identical pending task requests of one app: one record, a count."""
+    """Identical pending task requests of one app: one record, a count. It copies what each
+    task needs from its group: compiled, its fields are read directly, the group's (a
+    dataclass) by name."""
 
-    __slots__ = ("count", "group", "is_map", "memory_mb", "vcores")
+    __slots__ = ("count", "cpu", "disk", "duration_s", "is_map", "memory_mb", "vcores")
 
     def __init__(self, group: TaskGroup, memory_mb: int) -> None:
-        self.group = group
         self.is_map = group.kind == "map"
         self.count = group.count
         self.memory_mb = memory_mb
         self.vcores = group.vcores
+        self.duration_s = group.duration_s
+        self.cpu = group.cpu_cores
+        self.disk = group.disk_mbps
 
 
 class App:
@@ -74,6 +78,7 @@ class App:
         "state",
         "used_mb",
         "used_vcores",
+        "user",
     )
 
     def __init__(self, index: int, app_id: str, spec: JobSpec, min_alloc_mb: int) -> None:
@@ -81,6 +86,8 @@ class App:
         """Submission order; FIFO ordering and tie-breaks use it."""
         self.app_id = app_id
         self.spec = spec
+        self.user = spec.user
+        """The spec's, read per container by the schedulers (a native field, not a lookup)."""
         self.leaf: object = None
         """The scheduler's leaf-queue record this app sits in."""
         self.state: AppState = "NEW"
@@ -267,17 +274,16 @@ class Runtime(TaskSink):
         mem, vc, is_map = unit.memory_mb, unit.vcores, unit.is_map
         app.pending_containers -= 1
         app.pending_mb -= mem
-        group = unit.group
-        work = group.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
+        work = unit.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
         if is_map or app.maps_done == app.maps_total:
             done = (app, is_map, mem, vc)
             if self._am_s > 0:
-                task = (node, work, group.cpu_cores, group.disk_mbps, done)
+                task = (node, work, unit.cpu, unit.disk, done)
                 self.engine.after(self._am_s * self.rng.random(), self._start_task, task)
             else:
-                self.cluster.start_task(node, work, group.cpu_cores, group.disk_mbps, done)
+                self.cluster.start_task(node, work, unit.cpu, unit.disk, done)
         else:
-            app.held_reduces.append((node, work, group.cpu_cores, group.disk_mbps, mem, vc))
+            app.held_reduces.append((node, work, unit.cpu, unit.disk, mem, vc))
         return mem, vc, not is_map or self._maps_off_switch
 
     def _start_task(self, task: Task) -> None:
