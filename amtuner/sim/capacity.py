@@ -397,7 +397,8 @@ class CapacityScheduler(Scheduler):
     def _pick_leaf(self, blocked: set[int]) -> CSQueue | None:
         lone = self._lone_leaf
         if lone is not None:
-            return lone if lone.heap and id(lone) not in blocked else None
+            # an empty set (nearly every pick) is asked nothing: no id boxed, no lookup
+            return lone if lone.heap and not (blocked and id(lone) in blocked) else None
         return self._pick_in(self.queues["root"], blocked)
 
     def _pick_in(self, queue: CSQueue, blocked: set[int]) -> CSQueue | None:
@@ -405,7 +406,7 @@ class CapacityScheduler(Scheduler):
         (used / guarantee) first, ties in configuration order; the first leaf with an app to
         serve wins."""
         if queue.is_leaf:
-            return queue if queue.heap and id(queue) not in blocked else None
+            return queue if queue.heap and not (blocked and id(queue) in blocked) else None
         children = queue.children
         if len(children) > 1:  # one child needs no order (most clusters: root.default alone)
             total = self.cluster.total_mb

@@ -319,9 +319,10 @@ class FairScheduler(Scheduler):
     def _pick_leaf(self, blocked: set[int], am_blocked: set[int]) -> FSQueue | None:
         lone = self._lone_leaf
         if lone is not None:  # only leaves are ever blocked
-            if id(lone) in blocked:
+            # an empty set (nearly every pick) is asked nothing: no id boxed, no lookup
+            if blocked and id(lone) in blocked:
                 return None
-            if lone.heap or (lone.am_heap and id(lone) not in am_blocked):
+            if lone.heap or (lone.am_heap and not (am_blocked and id(lone) in am_blocked)):
                 return lone
             return None
         return self._pick_in(self.queues["root"], blocked, am_blocked)
@@ -330,10 +331,10 @@ class FairScheduler(Scheduler):
         """From root down, children in FairSharePolicy's order (needy ones, below their min
         share, first by usage / min share, then by usage / weight; ties in configuration
         order); the first leaf with an app to serve wins."""
-        if id(queue) in blocked:
+        if blocked and id(queue) in blocked:
             return None
         if queue.is_leaf:
-            if queue.heap or (queue.am_heap and id(queue) not in am_blocked):
+            if queue.heap or (queue.am_heap and not (am_blocked and id(queue) in am_blocked)):
                 return queue
             return None
         children = queue.children
@@ -444,7 +445,7 @@ class FairScheduler(Scheduler):
 
     @staticmethod
     def _am_next(leaf: FSQueue, am_blocked: set[int]) -> bool:
-        if not leaf.am_heap or id(leaf) in am_blocked:
+        if not leaf.am_heap or (am_blocked and id(leaf) in am_blocked):
             return False
         if not leaf.heap or leaf.policy != "fifo":
             return True
