@@ -22,9 +22,9 @@ value for mean job completion time is reported beside it, since it can differ. T
 25 and 50 nodes (both public FB-2009 samples) are judged by mean and p95 job completion time
 instead, in a table of their own: their makespan is the last job's.
 
-Cost: the full suite is 1,320 simulations (with one policy beside ``paper``), about a minute
-of wall time with 2 workers on a 2-core machine, two thirds of it the SWIM days on small
-clusters (1-2.5 s each); ``--quick`` is 144 simulations in about 2 s.
+Cost: the full suite is 1,320 simulations (with one policy beside ``paper``), about 40 s of
+wall time with 2 workers on a 2-core machine, most of it the SWIM days on small clusters;
+``--quick`` is 144 simulations in about 2 s.
 """
 
 from __future__ import annotations
