@@ -16,7 +16,13 @@ def test_rest_and_web_ui_give_the_same_figures(real_rm: RealRM) -> None:
     RM's own metrics say, and the REST queue figures show the AMs' memory."""
     set_am_share(real_rm, share_for(real_rm, 3))
     submit_holders(real_rm, 5)
-    wait_for(lambda: metrics(real_rm)["appsRunning"] == 3, 60, "3 AMs to register")
+    # An app counts as pending only once the scheduler has added its attempt (QueueMetrics
+    # .submitAppAttempt), which on a loaded machine can come after the first three register.
+    wait_for(
+        lambda: (m := metrics(real_rm))["appsRunning"] == 3 and m["appsPending"] == 2,
+        60,
+        "3 AMs to register and 2 apps to wait behind the AM limit",
+    )
     session = requests.Session()
     rest = RMClient([real_rm.url], session, web_ui_fallback=False).observe(["root.default"])
     page_url = f"{real_rm.url}/cluster"
