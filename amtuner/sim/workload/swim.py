@@ -32,17 +32,17 @@ SWIM_SHUFFLE_PER_REDUCE_BYTES = 1024 * MB
 """One reduce per GB shuffled, the usual rule of thumb for sizing reduces."""
 SWIM_REDUCE_SLOTS_PER_NODE = 2
 """mapred.tasktracker.reduce.tasks.maximum default in Hadoop 0.20, the FB-2009 cluster's version."""
-SWIM_MAX_REDUCES = math.floor(0.95 * SWIM_NODES * SWIM_REDUCE_SLOTS_PER_NODE)
-"""Hadoop's guidance: at most 0.95 x the cluster's reduce slots, so all reduces run in one wave
-(1140 on 600 nodes); only the largest shuffles (up to 8 TB) reach it."""
 
 
 def max_reduces(nodes: int) -> int:
-    """`SWIM_MAX_REDUCES`'s rule on ``nodes`` nodes (at least one): the reduce count a user of
-    that cluster would have set for the largest shuffles (the MapReduce tutorial's 0.95 x reduce
-    slots, ``mapreduce.job.reduces``)."""
+    """Hadoop's guidance for the reduce count (the MapReduce tutorial, ``mapreduce.job.reduces``):
+    at most 0.95 x the cluster's reduce slots, so all reduces run in one wave; at least one. The
+    count a user of a cluster of ``nodes`` nodes would have set for the largest shuffles."""
     return max(1, math.floor(0.95 * nodes * SWIM_REDUCE_SLOTS_PER_NODE))
 
+
+SWIM_MAX_REDUCES = max_reduces(SWIM_NODES)
+"""1,140 on the trace's 600 nodes; only the largest shuffles (up to 8 TB) reach it."""
 
 SWIM_PROFILE = Profile(
     name="swim",
