@@ -54,6 +54,11 @@ class Figures:
         nodes short of vcores fill A by memory while tasks run out of vcores."""
         return max(each for each, _ in self.limits) / self.am_per_app if self.limits else 1.0
 
+    @property
+    def a_for_all_waiting(self) -> float:
+        """The A under which every waiting app's AM fits beside the running ones."""
+        return (self.am + self.pending * self.am_per_app) * self.to_a
+
     def ams_within(self, a: float) -> int:
         """Whole AMs inside A."""
         return min(math.floor(a / each + 1e-9) for each, _ in self.limits)

@@ -202,10 +202,9 @@ def _newcomers_into_short_jobs(p: Period) -> Proposal | None:
     every waiting app's AM fits under 1 - T2 (the lower A holds nobody back now, and the next
     full period would have to climb back: on SWIM days it pulled A down at every idle arrival).
     """
-    f = p.f
     if p.capacity or not (p.arrived and p.was_short and p.a - p.start >= _UNDER):
         return None
-    if _large_jobs_hold_the_cluster(p) or (f.am + f.pending * f.am_per_app) * f.to_a <= p.start:
+    if _large_jobs_hold_the_cluster(p) or p.f.a_for_all_waiting <= p.start:
         return None
     why = (
         f"P grew {p.prev_pending} -> {p.f.pending} while the running jobs were short: new jobs of"
@@ -218,8 +217,7 @@ def _newcomers_into_short_jobs(p: Period) -> Proposal | None:
 def _room_but_every_am_fits(p: Period) -> Proposal | None:
     """Room, but A holds nobody back: every waiting app's AM fits under it (one arrival of a
     trickle)."""
-    f = p.f
-    if f.used >= ROOMY or (f.am + f.pending * f.am_per_app) * f.to_a > p.a:
+    if p.f.used >= ROOMY or p.f.a_for_all_waiting > p.a:
         return None
     return Proposal(Case.ALL_FIT, "room, and every waiting app's AM fits under A: A binds nobody")
 
