@@ -478,6 +478,6 @@ class Cluster:
         if not node.unsettled:
             self._unsettle(node)
         sink = self.sink
-        assert sink is not None, "a cluster running tasks needs on_task_done"
+        assert sink is not None, "a cluster running tasks needs a sink (or on_task_done)"
         for payload in done:
             sink.task_done(node, payload)
