@@ -149,6 +149,8 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("controller: {t3: .nan}", "controller.t3", "got nan"),
         ("controller: {a_max: 1.5}", "controller.a_max", "at most 1, got 1.5"),
         ("controller: {a_min: -0.1}", "controller.a_min", "at least 0 and less than 1"),
+        ("controller: {a_min: 0.28859}", "controller.a_min", "at most 4 decimals"),
+        ("controller: {a_max: 0.99999}", "controller.a_max", "at most 4 decimals"),
         ("controller: {a_min: 0.5, a_max: 0.5}", "controller.a_min", "less than a_max (0.5)"),
         ("controller: {a_min: 0.4, a_max: 0.5, step: 0.2}", "controller.step", "at most a_max"),
         ("controller: {t3: 1.0}", "controller.t3", "case 2 can never fire"),

@@ -21,7 +21,8 @@ Choices the loader makes (also in config.example.yaml):
 * ``rm.urls`` lose a trailing ``/``; an entry is an RM (``/ws/v1`` follows) or, with a path ending
   in ``/v1``, a REST base such as a gateway's (`RMEndpoint`).
 * Durations (timeouts, period, hold-off) are at most a day (`MAX_SECONDS`). Ranges:
-  ``0 <= a_min < a_max <= 1``; ``0 < step <= a_max - a_min``; ``t1``, ``t2``, ``t3`` in
+  ``0 <= a_min < a_max <= 1``, each with at most 4 decimals (as A is written);
+  ``0 < step <= a_max - a_min``; ``t1``, ``t2``, ``t3`` in
   (0, 1] with ``t3 < t1`` (otherwise the paper's over-allocation case 2, which needs
   ``T3 < M_used/M_total < T1``, can never fire).
 """
@@ -53,6 +54,7 @@ from amtuner.config.checks import (
     _number,
     _optional,
     _queue_path,
+    _share,
     _show,
     _string,
     _url,
@@ -133,8 +135,8 @@ _SECTIONS: Final[dict[str, Check]] = {
             "t2": _number(0, 1, low_open=True),
             "t3": _number(0, 1, low_open=True),
             "step": _number(0, 1, low_open=True),
-            "a_min": _number(0, 1, high_open=True),
-            "a_max": _number(0, 1, low_open=True),
+            "a_min": _share(high_open=True),
+            "a_max": _share(low_open=True),
             "period_seconds": _number(0, MAX_SECONDS, low_open=True),
             "unit_mb": _integer(1, MAX_UNIT_MB),
         },

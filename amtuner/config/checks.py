@@ -12,6 +12,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from amtuner.config.settings import Problem
+from amtuner.model import A_DECIMALS, round_a
 
 KeyPath = tuple[str | int, ...]
 _INVALID: Final = object()
@@ -99,6 +100,23 @@ def _number(
         ):
             return c.fail(path, f"must be {wanted}, got {_show(value)}")
         return number
+
+    return check
+
+
+def _share(*, low_open: bool = False, high_open: bool = False) -> Check:
+    """A bound on A: a number in [0, 1] that A can hold. A is written with `A_DECIMALS`
+    decimals, so a bound with more is one the scheduler file never shows and the controller's
+    clamp never lands on."""
+    number = _number(0, 1, low_open=low_open, high_open=high_open)
+
+    def check(c: _Checker, path: KeyPath, value: object) -> object:
+        share = number(c, path, value)
+        if isinstance(share, float) and round_a(share) != share:
+            return c.fail(
+                path, f"must have at most {A_DECIMALS} decimals, as A is written, got {share!r}"
+            )
+        return share
 
     return check
 

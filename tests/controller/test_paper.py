@@ -274,8 +274,9 @@ def test_get_policy() -> None:
 
 @st.composite
 def settings_st(draw: st.DrawFn) -> ControllerSettings:
-    a_min = draw(st.floats(0.0, 0.5))
-    a_max = draw(st.floats(a_min + 0.01, 1.0))
+    # Bounds as the config admits them: values A can hold (4 decimals).
+    a_min = draw(st.integers(0, 5000)) / 10**4
+    a_max = draw(st.integers(round(a_min * 10**4) + 100, 10**4)) / 10**4
     step = draw(st.floats(0.001, a_max - a_min))
     t1 = draw(st.floats(0.05, 1.0))
     t3 = draw(st.floats(0.01, t1 - 0.01))
