@@ -86,10 +86,10 @@ class FairFileTouched:
 
     def poll_due(self) -> bool:
         """Whether the poll at this instant can change anything, so must read the file: only
-        the first one at least the settle time after the last write (`AllocationFileWatcher`
+        the first one more than the settle time after the last write (`AllocationFileWatcher`
         ignores a younger file, and an unwritten file is the one it loaded). Every other poll
         would only stat and read the file, 8,640 times a simulated day. Called once a poll."""
-        if not self.unloaded or self.sim.now < self.written_at + ALLOC_RELOAD_WAIT_S:
+        if not self.unloaded or self.sim.now <= self.written_at + ALLOC_RELOAD_WAIT_S:
             return False
         self.unloaded = False
         return True

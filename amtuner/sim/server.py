@@ -5,7 +5,7 @@ simulation in small steps, and every access to the simulation (a step, a request
 holds one lock, so a request always sees a consistent snapshot between two steps.
 
 A FairScheduler re-reads its allocation file on its own, as the real one does (yarn-facts §2.3):
-it looks every 10 s and reloads a file whose modification is at least 5 s old, both in simulated
+it looks every 10 s and reloads a file whose modification is more than 5 s old, both in simulated
 time; a bad file is logged once and the old allocations stay. A CapacityScheduler reloads only
 when asked (``POST /ws/v1/cluster/sim/refresh-queues``, see `rmapi`).
 
@@ -44,8 +44,9 @@ class RunnableSim(SimLike, Protocol):
 class AllocationFileWatcher:
     """FairScheduler's `AllocationFileLoaderService` rule, with the clock handed in.
 
-    ``sim_time_of`` maps a wall-clock epoch (the file's mtime) to simulated time, so "modified at
-    least 5 s ago" is judged on the simulated clock.
+    ``sim_time_of`` maps a wall-clock epoch (the file's mtime) to simulated time, so "modified
+    more than 5 s ago" (``time > lastModified + ALLOC_RELOAD_WAIT_MS``, strictly) is judged on the
+    simulated clock.
     """
 
     def __init__(
@@ -82,7 +83,7 @@ class AllocationFileWatcher:
                 )
                 self._handled = None
             return
-        if version == self._handled or now < self._sim_time_of(version[0] / 1e9) + self._settle_s:
+        if version == self._handled or now <= self._sim_time_of(version[0] / 1e9) + self._settle_s:
             return
         self._handled = version
         try:

@@ -102,6 +102,8 @@ def test_watcher_waits_until_the_change_is_5s_old(tmp_path: Path) -> None:
     touch(path, new, 1000.0)
     watcher.poll(sim, 1004.0)
     assert sim.config == ALLOC  # modified 4 s ago: not yet
+    watcher.poll(sim, 1005.0)
+    assert sim.config == ALLOC  # exactly 5 s: AllocationFileLoaderService wants more (strict >)
     watcher.poll(sim, 1005.5)
     assert sim.config == new
     watcher.poll(sim, 1020.0)
