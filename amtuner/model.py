@@ -81,6 +81,9 @@ class Observation:
     containers: int | None = None
     """Containers allocated cluster-wide, AMs included (``containersAllocated``); with the AM
     figures it tells how large a task container is, and so how many tasks an AM's room holds."""
+    memory_pending_mb: int | None = None
+    """Memory asked for and not yet allocated, cluster-wide (``pendingMB``, the root queue's
+    ``QueueMetrics``): waiting apps' AM asks and running apps' task asks."""
     vcores_scheduled: bool = True
     """False when the scheduler ignores vcores (a CapacityScheduler with the default resource
     calculator): it counts one vcore per container, so its vcore figures can pass the cluster's

@@ -157,6 +157,7 @@ class ClusterMetrics:
     vcores_used: int
     vcores_total: int
     containers: int | None = None
+    memory_pending_mb: int | None = None
 
 
 def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
@@ -173,6 +174,7 @@ def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
         vcores_used=_opt_count(m, "allocatedVirtualCores", where) or 0,
         vcores_total=_opt_count(m, "totalVirtualCores", where) or 0,
         containers=_opt_count(m, "containersAllocated", where),
+        memory_pending_mb=_opt_count(m, "pendingMB", where),
     )
     if total == 0:
         raise ObservationError(
@@ -423,6 +425,7 @@ def build_observation(
         am_memory_used_mb=am_total,
         queues=leaves,
         containers=metrics.containers,
+        memory_pending_mb=metrics.memory_pending_mb,
         source=source,
         labelled_partitions=(
             labelled_partitions(scheduler_doc["scheduler"]["schedulerInfo"], source)

@@ -137,6 +137,7 @@ class CSQueue:
         "parent",
         "pending",
         "pending_containers",
+        "pending_mb",
         "used_mb",
         "used_vcores",
         "user_am_used",
@@ -158,6 +159,10 @@ class CSQueue:
         self.used_vcores = 0
         self.allocated_containers = 0
         self.pending_containers = 0
+        self.pending_mb = 0
+        """Memory asked for and not yet allocated, AMs of apps not yet activated included: the
+        queue's ``QueueMetrics`` pending figure, which `AppSchedulingInfo` raises with each ask
+        whether or not the app is active."""
         self.pending: list[App] = []
         """Submitted, not yet activated, FIFO."""
         self.min_pending_am = 0
@@ -305,6 +310,7 @@ class CapacityScheduler(Scheduler):
         if not leaf.pending or app.am_memory_mb < leaf.min_pending_am:
             leaf.min_pending_am = app.am_memory_mb
         leaf.pending.append(app)
+        leaf.pending_mb += app.am_memory_mb
         self._activate(leaf)
         return True
 
@@ -354,6 +360,7 @@ class CapacityScheduler(Scheduler):
     def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers += containers
+        leaf.pending_mb += memory_mb
         if not app.in_heap:
             app.in_heap = True
             heapq.heappush(leaf.heap, (app.index, app))
@@ -361,6 +368,7 @@ class CapacityScheduler(Scheduler):
     def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers -= 1
+        leaf.pending_mb -= memory_mb
         user = app.user
         leaf.user_used[user] = leaf.user_used.get(user, 0) + memory_mb
         q: CSQueue | None = leaf
@@ -480,6 +488,7 @@ class CapacityScheduler(Scheduler):
                     max_apps=c.max_apps,
                     pending_containers=q.pending_containers,
                     allocated_containers=q.allocated_containers,
+                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores),
                     capacity=c.capacity,
                     maximum_capacity=c.maximum_capacity,
                     absolute_capacity=c.absolute_capacity,

@@ -36,6 +36,9 @@ def test_rest_and_page_read_the_same_figures(kind: SchedulerKind) -> None:
     assert (leaf.pending_apps, leaf.running_apps, leaf.am_memory_used_mb) == (2, 3, 3072)
     assert leaf.am_memory_limit_mb == 3072
     assert obs.am_memory_used_mb == 3072 and obs.containers == 3
+    # pendingMB: the two waiting apps' 1 GB AM asks, on the CapacityScheduler too, where neither
+    # app is activated: QueueMetrics counts an ask whether or not the app is active.
+    assert obs.memory_pending_mb == 2048
 
 
 def test_a_fair_leaf_has_no_vcore_fair_share_under_the_fair_policy() -> None:

@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from amtuner.sim import rmapi
 from amtuner.sim.capacity import (
     activations,
     am_limit_mb,
@@ -22,7 +23,7 @@ from amtuner.sim.simulation import (
     build_simulation,
     default_scheduler_config,
 )
-from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from amtuner.sim.spec import IMMEDIATE, JobSpec, TaskGroup, Workload
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 
@@ -119,6 +120,21 @@ def test_a_low_share_runs_one_app_at_a_time_and_the_rest_wait() -> None:
     assert leaf.am_used.memory_mb == 2048
     assert sim.view().apps_pending == 2
     assert sim.run().finished
+
+
+def test_pending_memory_counts_every_ask_the_active_apps_and_the_waiting_ones() -> None:
+    """``pendingMB`` is the root's ``QueueMetrics`` pending figure, which `AppSchedulingInfo`
+    raises with each ask, an app the AM limit holds back included (Hadoop 3.5): the maps of the
+    running app and the AM asks of the two waiting apps."""
+    wl = _workload(3, maps=7)
+    sim = build_simulation(
+        "capacity", wl, default_scheduler_config("capacity", wl.queues, 0.1), heartbeats=IMMEDIATE
+    )
+    sim.run_until(1.0)
+    assert rmapi.cluster_metrics(sim.view())["clusterMetrics"]["pendingMB"] == 2 * 2048
+    sim.run_until(5.0)  # the first AM has started and asked for its 7 maps; 6 fit beside it
+    assert sim.view().allocated.memory_mb == 2048 + 6 * 1024
+    assert rmapi.cluster_metrics(sim.view())["clusterMetrics"]["pendingMB"] == 2 * 2048 + 1024
 
 
 def test_maximum_applications_rejects_submissions_beyond_it() -> None:
