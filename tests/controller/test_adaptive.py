@@ -287,6 +287,53 @@ def test_room_with_busy_tasks_gets_the_bisection_step() -> None:
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.625)  # 0.3 + 0.65 / 2
 
 
+def test_room_the_running_apps_tasks_have_asked_for_is_not_room() -> None:
+    # used 0.8, as in the case above, but the RM says 15 000 MB is asked for beyond the 10
+    # waiting apps' AM asks (10 x 3000 MB, the running apps' mean AM): the running apps' tasks
+    # will take the free 0.2 at the nodes' next heartbeats. Used or asked for: 0.95, no room,
+    # so A holds where it raised before.
+    o = replace(obs(10, 10, 80_000, 30_000), memory_pending_mb=10 * 3000 + 12_000)
+    d, _ = decide(o, seen(0.3))
+    assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.3, Case.DEAD_BAND)
+    assert "tasks asked for 0.12" in d.reason and "used or asked for by tasks" in d.reason
+    # Asks no larger than the waiting AMs' leave the room as it was.
+    d, _ = decide(replace(o, memory_pending_mb=10 * 3000), seen(0.3))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.625)
+
+
+def test_room_while_a_fair_scheduler_admits_more_ams_than_run_is_the_heartbeats_not_a() -> None:
+    # 8 AMs of 2048 MB on 32 GB (0.5), A 0.6125 admits 9: an app finished and the next waits
+    # only for a node heartbeat to place its AM. Raising now would admit a tenth for good.
+    fair = SchedulerKind.FAIR
+    o = replace(obs(5, 8, 22_528, 16_384, total=32_768), scheduler=fair)
+    d, _ = decide(o, seen(0.6125, p=5))
+    assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.6125, Case.NOT_BINDING)
+    assert "admits 9 AMs and 8 run" in d.reason
+    # With A full (9 AMs run), the room is the other room rules' to judge.
+    o = replace(obs(5, 9, 24_576, 18_432, total=32_768), scheduler=fair)
+    assert decide(o, seen(0.6125, p=5))[0].case == Case.ROOM_TAIL_UNCONFIRMED
+    # A burst starts a search whatever A admits; a CapacityScheduler may be held by a user's
+    # share of its limit, which the figures do not show.
+    o = replace(obs(5, 8, 22_528, 16_384, total=32_768), scheduler=fair)
+    assert decide(o, ControllerState(a=0.6125))[0].rule is Rule.UNDER_ALLOCATION
+    o = obs(5, 8, 22_528, 16_384, total=32_768)
+    assert decide(o, seen(0.6125, p=5))[0].case != Case.NOT_BINDING
+
+
+def test_a_capacity_schedulers_am_charge_is_shared_by_the_apps_it_activated() -> None:
+    """LeafQueue.activateApplications charges an app's AM when it activates it, before the AM
+    has a container and the app counts as running: 3 run, 6 are charged."""
+    leaf = QueueStats(
+        name="root.default", pending_apps=4, running_apps=6, memory_used_mb=16_384,
+        am_memory_used_mb=12_288, memory_share_mb=32_768,
+    )  # fmt: skip
+    o = obs(7, 3, 16_384, 12_288, total=32_768, queues=(leaf,))
+    figures = adaptive.figures.figures(o, SETTINGS, GLOBAL_TARGET)
+    assert figures.am_per_app == 2048 / 32_768
+    fair = replace(o, scheduler=SchedulerKind.FAIR)  # a FairScheduler charges running AMs
+    assert adaptive.figures.figures(fair, SETTINGS, GLOBAL_TARGET).am_per_app == 4096 / 32_768
+
+
 def test_room_is_no_reason_to_raise_when_every_waiting_am_fits_under_a() -> None:
     # One app arrived (a Poisson stream), nothing runs: 0 + 1 x 0.0205 <= 0.5. A holds nobody.
     d, _ = decide(obs(1, 0, 0, 0), ControllerState(a=0.5))
@@ -531,9 +578,11 @@ def observations(draw: st.DrawFn) -> Observation:
     )  # fmt: skip
     kind = draw(st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR]))
     containers = draw(st.one_of(st.none(), st.integers(0, 10_000)))
+    pending_mb = draw(st.one_of(st.none(), st.builds(lambda x: int(x * total), frac)))
     return replace(
-        o, scheduler=kind, vcores_scheduled=draw(st.booleans()), containers=containers
-    )
+        o, scheduler=kind, vcores_scheduled=draw(st.booleans()), containers=containers,
+        memory_pending_mb=pending_mb,
+    )  # fmt: skip
 
 
 @st.composite

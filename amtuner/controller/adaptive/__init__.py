@@ -118,6 +118,8 @@ def decide(
         f"P {p.f.pending}, used {p.f.used:.2f}, AM {p.f.am:.2f}, tasks {p.f.tasks:.2f}, "
         f"next AM {p.f.am_per_app:.3f}"
     )
+    if p.f.waiting:
+        figures += f", tasks asked for {p.f.waiting:.2f}"
     decision = Decision(
         old_a=state.a,
         new_a=new_a,

@@ -46,6 +46,14 @@ class Figures:
     """Per resource the AM limit counts: (one AM, one MB or vcore), as shares of the total."""
     fair: bool = False
     """A FairScheduler, which rounds its AM limit up to a unit, not to a minimum allocation."""
+    waiting: float = 0.0
+    """Memory the running apps' tasks have asked for and not yet got, as a share: room they
+    will take at their next node heartbeats, not room for another AM."""
+
+    @property
+    def claimed(self) -> float:
+        """The share used or already asked for by running apps' tasks."""
+        return min(1.0, self.used + self.waiting)
 
     @property
     def to_a(self) -> float:
@@ -112,6 +120,18 @@ def available_vcores_base(obs: Observation, q: QueueStats | None) -> bool:
     return bool(reported) and not any(reported)
 
 
+def _am_holders(obs: Observation, q: QueueStats | None, running: int) -> int:
+    """Apps whose AM the scheduler counts against A. A CapacityScheduler charges an AM when it
+    activates the app (``LeafQueue.activateApplications``), before the AM's container is
+    allocated and the app counts as running; its leaves report the activated apps
+    (``numActiveApplications``, a queue's R here). With Hadoop's heartbeats an activated app
+    can wait many seconds for its AM container behind older apps' tasks, and AM memory over
+    the running apps alone reads one AM as two or three."""
+    if obs.scheduler is not SchedulerKind.CAPACITY or q is not None or not obs.queues:
+        return running
+    return max(running, sum(x.running_apps for x in obs.queues))
+
+
 def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figures:
     """Shares of the target's own denominator: a named queue's P, R, used and AM-used against
     its ``memory_share_mb`` (CS effective max capacity, FS fair share), the scheduler-wide
@@ -140,23 +160,30 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
         am_vc = None if not am_vcs or None in am_vcs else sum(x or 0 for x in am_vcs)
         mem_total, vc_total = obs.memory_total_mb, obs.vcores_total
         containers = obs.containers
+    pending_mb = obs.memory_pending_mb if q is None else None
     measured = am_mem is not None
     if am_mem is None:
         am_mem = r * settings.unit_mb * 2
     # One AM container per running app; the rest run tasks. Unknown without measured AM use.
     tasks_running = containers - r if measured and containers is not None and containers > r else 0
-    am_mem_each = am_mem / r if r and am_mem else settings.unit_mb * 2
+    # A CapacityScheduler charges an AM when it activates the app (LeafQueue.activateApplications),
+    # before its container is allocated: per AM, divide by the apps activated, not those running.
+    holders = _am_holders(obs, q, r)
+    am_mem_each = am_mem / holders if holders and am_mem else settings.unit_mb * 2
     shares = [_share(mem, am_mem, am_mem_each, mem_total, tasks_running)]
     limits = [(shares[0][2], shares[0][4])]
     if vc_total > 0 and obs.vcores_scheduled:
         am_vc = r if am_vc is None else am_vc  # one vcore per AM: the MapReduce default
-        am_vc_each = am_vc / r if r and am_vc else 1
+        am_vc_each = am_vc / holders if holders and am_vc else 1
         shares.append(_share(vc, am_vc, am_vc_each, vc_total, tasks_running))
         base = max(obs.vcores_total - obs.vcores_used, 1) if from_available else vc_total
         limits.append((am_vc_each / base, 1 / base))
     used, am, each, ratio, _ = max(shares)
     fair = obs.scheduler is SchedulerKind.FAIR
-    return Figures(p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair)
+    waiting = max(0.0, pending_mb - p * am_mem_each) / mem_total if pending_mb else 0.0
+    return Figures(
+        p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting
+    )
 
 
 def task_aim(t2: float, am_to_task: float) -> float:

@@ -38,6 +38,7 @@ class Case(enum.StrEnum):
     NEWCOMERS = "newcomers-into-short-jobs"
     ALL_FIT = "room-all-fit"
     UNSEEN = "room-raise-unseen"
+    NOT_BINDING = "room-a-admits-more"
     ROOM_SHORT = "room-short-jobs"
     ROOM_TAIL_UNCONFIRMED = "room-tail-unconfirmed"
     ROOM_TAIL = "room-tail"
@@ -63,6 +64,7 @@ CASE_MEANINGS: Mapping[Case, str] = {
     Case.NEWCOMERS: "new jobs arrive into short jobs (FairScheduler): down to 1 - T2",
     Case.ALL_FIT: "room, and every waiting AM already fits under A: keep A",
     Case.UNSEEN: "room, but AM use has not grown since the last raise: wait",
+    Case.NOT_BINDING: "room, but A admits more AMs than run: the waiting get them as nodes beat",
     Case.ROOM_SHORT: "room while short jobs turn over (CapacityScheduler): raise by alpha/2^n",
     Case.ROOM_TAIL_UNCONFIRMED: "room, apps hold more as AMs than as tasks: wait to see it twice",
     Case.ROOM_TAIL: "that room seen twice: raise by one AM",
@@ -217,7 +219,7 @@ def _newcomers_into_short_jobs(p: Period) -> Proposal | None:
 def _room_but_every_am_fits(p: Period) -> Proposal | None:
     """Room, but A holds nobody back: every waiting app's AM fits under it (one arrival of a
     trickle)."""
-    if p.f.used >= ROOMY or p.f.a_for_all_waiting > p.a:
+    if p.f.claimed >= ROOMY or p.f.a_for_all_waiting > p.a:
         return None
     return Proposal(Case.ALL_FIT, "room, and every waiting app's AM fits under A: A binds nobody")
 
@@ -226,9 +228,29 @@ def _room_but_last_raise_unseen(p: Period) -> Proposal | None:
     """The last period raised and AM use has not grown since: the RM has not loaded the value
     yet (a FairScheduler reloads 5-15 s after the write) or the AMs are starting; raising again
     would overshoot."""
-    if p.f.used >= ROOMY or p.burst or not p.memory.raised or p.f.am > p.memory.am_seen:
+    if p.f.claimed >= ROOMY or p.burst or not p.memory.raised or p.f.am > p.memory.am_seen:
         return None
     return Proposal(Case.UNSEEN, "room, but AM use has not grown since the last raise: waiting")
+
+
+def _room_but_a_admits_more(p: Period) -> Proposal | None:
+    """A still admits more AMs than run: the waiting apps are held by nothing A decides but by
+    the nodes' heartbeats (an RM places containers as nodes report, not when they free), and
+    get their AMs within seconds. Raising now would admit more than the room, seen once jobs
+    finish together, is worth. Not on a burst: there the search starts. FairScheduler only: a
+    CapacityScheduler also limits each user to a share of the queue's AM limit
+    (``LeafQueue.getUserAMResourceLimit``), which the figures do not show, so there apps can
+    wait with A's limit far from full."""
+    f = p.f
+    if p.capacity or f.claimed >= ROOMY or p.burst:
+        return None
+    if f.ams_admitted(p.a) <= round(f.am / f.am_per_app):
+        return None
+    why = (
+        f"room, but A admits {f.ams_admitted(p.a)} AMs and {round(f.am / f.am_per_app)} run:"
+        " the waiting apps get theirs as nodes heartbeat"
+    )
+    return Proposal(Case.NOT_BINDING, why)
 
 
 _ROOM = f"room (used < {ROOMY:g}) while apps wait"
@@ -239,7 +261,7 @@ def _room_with_short_jobs(p: Period) -> Proposal | None:
     period; one map per AM) are AM-heavy by nature: the full step. (On the FairScheduler the
     same exemption, tried, lost the phase-changing workload its lead: large jobs admitted at
     the high A it leads to cannot be evicted.)"""
-    if p.f.used >= ROOMY or not (p.short and p.capacity):
+    if p.f.claimed >= ROOMY or not (p.short and p.capacity):
         return None
     why = f"{_ROOM}; {p.turnover}: an AM-heavy mix is what they need"
     return Proposal(Case.ROOM_SHORT, why, want=1)
@@ -250,7 +272,7 @@ def _room_in_the_tail(p: Period) -> Proposal | None:
     similar jobs reducing together) and will free room themselves, or have just been admitted
     and will fill it with their tasks: the room must show twice, then A grows by one AM."""
     f = p.f
-    if f.used >= ROOMY or f.tasks >= f.am or p.first:
+    if f.claimed >= ROOMY or f.tasks >= f.am or p.first:
         return None
     why = (
         f"{_ROOM}; running apps hold more as AMs than as tasks (in their tail, or just"
@@ -265,7 +287,7 @@ def _room_in_the_tail(p: Period) -> Proposal | None:
 
 def _room(p: Period) -> Proposal | None:
     """Room (used < ROOMY) while apps wait: raise by the paper's alpha / 2^n (at least step)."""
-    return Proposal(Case.ROOM, _ROOM, want=1) if p.f.used < ROOMY else None
+    return Proposal(Case.ROOM, _ROOM, want=1) if p.f.claimed < ROOMY else None
 
 
 def _dead_band(p: Period) -> Proposal | None:
@@ -273,7 +295,8 @@ def _dead_band(p: Period) -> Proposal | None:
     use, and AMs can only be what keeps tasks from memory when it is full."""
     if p.f.used >= FULL:
         return None
-    return Proposal(Case.DEAD_BAND, f"used between {ROOMY:g} and {FULL:g}: dead band")
+    what = "used" if p.f.claimed == p.f.used else "used or asked for by tasks"
+    return Proposal(Case.DEAD_BAND, f"{what} between {ROOMY:g} and {FULL:g}: dead band")
 
 
 def _large_jobs_hold_the_cluster(p: Period) -> bool:
@@ -371,6 +394,7 @@ RULES: tuple[Callable[[Period], Proposal | None], ...] = (
     _newcomers_into_short_jobs,
     _room_but_every_am_fits,
     _room_but_last_raise_unseen,
+    _room_but_a_admits_more,
     _room_with_short_jobs,
     _room_in_the_tail,
     _room,
