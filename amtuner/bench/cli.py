@@ -15,7 +15,7 @@ from pathlib import Path
 from amtuner.bench import SHARED, SUITE_SEEDS, default_workers
 from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
-from amtuner.sim.spec import HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
+from amtuner.sim.spec import DEFAULT_HEARTBEATS, HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
 
 GUARD_NOTE = "guard off: controllers move A as their policy says (the paper's loop as published)"
 """Printed under every controller table: `amtuner run`'s default guard (0.2 per cycle, 25 s
@@ -54,6 +54,14 @@ def _policies(text: str) -> list[str]:
     return names
 
 
+def _heartbeats_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--heartbeats", choices=sorted(HEARTBEATS), default=DEFAULT_HEARTBEATS,
+        help="how the simulated RM hands out containers, as `amtuner simulate --heartbeats`: "
+        "hadoop3 (node and AM heartbeats every 1 s, the default) or none (at once)",
+    )  # fmt: skip
+
+
 def _stagger_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--stagger",
@@ -80,6 +88,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
     summary = paper.summarise(
         runs, kinds, args.seeds, args.periods, args.policies, stagger=args.stagger
     )
+    summary["heartbeats"] = args.heartbeats
     summary["wall_seconds"] = round(wall, 2)
     print(paper.format_table(summary, kinds))
     print(GUARD_NOTE)
@@ -103,12 +112,16 @@ def cmd_suite(args: argparse.Namespace) -> int:
     for note in notes:
         print(note)
     seeds = 1 if args.quick and args.seeds is None else args.seeds or SUITE_SEEDS
-    todo = suite.cases(benches, kinds, seeds, args.policies, stagger=args.stagger)
+    todo = suite.cases(
+        benches, kinds, seeds, args.policies, stagger=args.stagger,
+        heartbeats=HEARTBEATS[args.heartbeats],
+    )  # fmt: skip
     started = time.perf_counter()
     runs = common.run_all(suite.run_case, todo, args.workers, common.tqdm_progress, chunksize=1)
     wall = time.perf_counter() - started
     summary = suite.summarise(runs, benches, kinds, seeds, args.policies, stagger=args.stagger)
     summary["skipped"] = notes
+    summary["heartbeats"] = args.heartbeats
     summary["wall_seconds"] = round(wall, 2)
     print(suite.format_table(summary, kinds))
     print(GUARD_NOTE)
@@ -246,11 +259,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="controller policies to compare, comma-separated (always includes "
                    f"paper; known: {', '.join(sorted(POLICIES))})")
     _stagger_option(p)
-    p.add_argument(
-        "--heartbeats", choices=sorted(HEARTBEATS), default="none",
-        help="how the simulated RM hands out containers: none (at once, the default) or "
-        "hadoop3 (node and AM heartbeats every 1 s, as `amtuner simulate --heartbeats`)",
-    )  # fmt: skip
+    _heartbeats_option(p)
     p.add_argument(
         "--hadoop", choices=HADOOP_VERSIONS, default="3",
         help="scheduler semantics, as `amtuner simulate --hadoop` (default: %(default)s)",
@@ -281,6 +290,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="the fixtures directory holding the traces (default: %(default)s); "
                    "trace workloads are skipped when absent")
     _stagger_option(p)
+    _heartbeats_option(p)
     p.set_defaults(func=cmd_suite)
 
     p = sub.add_parser(

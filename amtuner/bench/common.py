@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
-from amtuner.sim.spec import IMMEDIATE, PERIOD_S, Heartbeats, Workload
+from amtuner.sim.spec import HADOOP_3, PERIOD_S, Heartbeats, Workload
 from amtuner.sim.workload import load_workload
 
 T = TypeVar("T")
@@ -45,7 +45,7 @@ def simulate(
     targets: tuple[str, ...] = (),
     lead_s: float = 0.0,
     node_vcores: int | None = None,
-    heartbeats: Heartbeats = IMMEDIATE,
+    heartbeats: Heartbeats = HADOOP_3,
     hadoop: str = "3",
 ) -> SimResult:
     """``spec`` (a workload, or its name for `load_workload`) with the global AM share fixed at

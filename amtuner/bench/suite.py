@@ -46,7 +46,7 @@ from amtuner.bench.common import (
     staggered_lead,
 )
 from amtuner.model import SchedulerKind
-from amtuner.sim.spec import PERIOD_S, Workload
+from amtuner.sim.spec import HADOOP_3, PERIOD_S, Heartbeats, Workload
 from amtuner.sim.workload import PAPER_GROUPS, describe, load_workload
 
 SWIM_TRACE = Path("fixtures/traces/FB-2009_samples_24_times_1hr_0.tsv")
@@ -105,6 +105,7 @@ class Case:
     lead_s: float = field(default=0.0, compare=False)
     """The controller's first cycle this long before the first job (see `staggered_lead`); how
     a case is run, not which one it is, so results are looked up without it."""
+    heartbeats: Heartbeats = field(default=HADOOP_3, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +247,7 @@ def cases(
     policies: Sequence[str] = ("paper",),
     *,
     stagger: bool = False,
+    heartbeats: Heartbeats = HADOOP_3,
 ) -> list[Case]:
     """Every fixed value and every policy, per workload, scheduler and seed; the largest
     workloads first, so the process pool does not end waiting on one long run. Controllers
@@ -257,8 +259,8 @@ def cases(
             runs = seeds if b.seeded else 1
             for seed in range(runs):
                 lead = staggered_lead(b.period_s, seed, runs) if stagger else 0.0
-                out += [Case(b, kind, a, seed) for a in SUITE_FIXED_VALUES]
-                out += [Case(b, kind, None, seed, name, lead) for name in policies]
+                out += [Case(b, kind, a, seed, heartbeats=heartbeats) for a in SUITE_FIXED_VALUES]
+                out += [Case(b, kind, None, seed, name, lead, heartbeats) for name in policies]
     return out
 
 
@@ -275,6 +277,7 @@ def run_case(case: Case) -> Outcome:
         targets=b.targets,
         lead_s=case.lead_s,
         node_vcores=b.node_vcores,
+        heartbeats=case.heartbeats,
     )
     if not result.finished:
         return Outcome(None, None)

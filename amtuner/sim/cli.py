@@ -15,7 +15,7 @@ from amtuner.config import ControllerSettings
 from amtuner.controller import POLICIES
 from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
-from amtuner.sim.spec import HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
+from amtuner.sim.spec import DEFAULT_HEARTBEATS, HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
 
 if TYPE_CHECKING:
     from amtuner.sim.simulation import SimResult, Simulation
@@ -86,10 +86,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--heartbeats",
         choices=sorted(HEARTBEATS),
-        default="none",
-        help="none: place every container the instant it fits (default); hadoop3: node and AM "
-        "heartbeats every 1 s, one container per node heartbeat (FairScheduler) or one "
-        "off-switch container (CapacityScheduler)",
+        default=DEFAULT_HEARTBEATS,
+        help="hadoop3 (the default): node and AM heartbeats every 1 s, one container per node "
+        "heartbeat (FairScheduler) or one off-switch container (CapacityScheduler); none: place "
+        "every container the instant it fits",
     )
     p.add_argument(
         "--hadoop", choices=HADOOP_VERSIONS, default="3",

@@ -20,7 +20,7 @@ from amtuner.sim.engine import Engine, make_rng
 from amtuner.sim.fair import FairScheduler
 from amtuner.sim.jobs import App, Runtime
 from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
-from amtuner.sim.spec import IMMEDIATE, Heartbeats, Workload
+from amtuner.sim.spec import HADOOP_3, Heartbeats, Workload
 from amtuner.sim.view import AppView, ClusterView, Res
 
 __all__ = [
@@ -89,7 +89,7 @@ class Simulation:
         node_memory_mb: int,
         node_vcores: int,
         seed: int,
-        heartbeats: Heartbeats = IMMEDIATE,
+        heartbeats: Heartbeats = HADOOP_3,
         hadoop: str = "3",
     ) -> None:
         self.scheduler_kind = scheduler
@@ -294,7 +294,7 @@ def build_simulation(
     node_memory_mb: int | None = None,
     node_vcores: int | None = None,
     seed: int = 0,
-    heartbeats: Heartbeats = IMMEDIATE,
+    heartbeats: Heartbeats = HADOOP_3,
     hadoop: str = "3",
 ) -> Simulation:
     """A simulation at t = 0 with every job's submission scheduled; raises SchedulerConfigError

@@ -93,6 +93,9 @@ IMMEDIATE = Heartbeats(node_s=0.0, am_s=0.0, per_node=0, offswitch_per_node=0)
 HEARTBEATS = {"none": IMMEDIATE, "hadoop3": HADOOP_3}
 """The heartbeat models a command line can name (``--heartbeats``)."""
 
+DEFAULT_HEARTBEATS = "hadoop3"
+"""What every simulation runs unless told otherwise: Hadoop 3.x's heartbeats."""
+
 HADOOP_VERSIONS = ("3", "2.8")
 """Scheduler semantics the simulator can follow: 3 (2.9 to 3.5: a FairScheduler checks an AM
 against every resource, a zero fair share replaced by what is available) or 2.8 (2.7 and 2.8:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from amtuner.sim.cluster import Cluster, normalise_up
 from amtuner.sim.engine import Engine, make_rng
-from amtuner.sim.simulation import build_simulation, default_scheduler_config
-from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
+from amtuner.sim.spec import IMMEDIATE, JobSpec, TaskGroup, Workload
+
+
+def build_at_once(*args: Any, **kwargs: Any) -> Simulation:
+    """The placement rules checked here are the scheduler's at the instant room appears, not
+    the heartbeats that pace them (those are tests/sim/test_heartbeats.py's)."""
+    return build_simulation(*args, heartbeats=IMMEDIATE, **kwargs)
 
 
 def test_events_run_in_time_order_and_ties_in_scheduling_order() -> None:
@@ -169,7 +177,7 @@ def _one_job(maps: int, reduces: int, slowstart: float = 0.05) -> Workload:
 
 def test_job_life_am_startup_maps_reduces_teardown() -> None:
     wl = _one_job(maps=2, reduces=1)
-    sim = build_simulation("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
+    sim = build_at_once("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
     sim.run_until(1.0)
     (app,) = sim.app_views()
     assert app.state == "RUNNING" and app.allocated.memory_mb == 2048  # 1536 -> 2048
@@ -186,7 +194,7 @@ def test_job_life_am_startup_maps_reduces_teardown() -> None:
 
 def test_reduces_hold_their_container_until_the_last_map_is_done() -> None:
     wl = _one_job(maps=3, reduces=2, slowstart=0.0)
-    sim = build_simulation("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
+    sim = build_at_once("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
     sim.run_until(3.5)
     # slowstart 0: reduces asked for with the maps; all 5 task containers + the AM placed
     assert sim.app_views()[0].running_containers == 6
@@ -200,7 +208,7 @@ def test_reduces_hold_their_container_until_the_last_map_is_done() -> None:
 
 def test_pending_requests_are_counted_not_listed() -> None:
     wl = _one_job(maps=500, reduces=1)
-    sim = build_simulation("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
+    sim = build_at_once("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
     sim.run_until(3.5)
     view = sim.view()
     assert view.containers_allocated == 1 + 6  # AM + what fits on the 8 GB node
@@ -226,7 +234,7 @@ def test_containers_larger_than_a_node_fail_the_job_instead_of_waiting_forever()
         maps=(TaskGroup("map", 2, 1024, 1, 10.0, 1.0, 1.0),),
     )
     wl = Workload("big", (big_task, big_am, ok), nodes=2)
-    sim = build_simulation("fair", wl)
+    sim = build_at_once("fair", wl)
     result = sim.run()
     assert result.finished
     assert (result.jobs_completed, result.jobs_failed) == (1, 2)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,13 @@ from amtuner.sim.simulation import (
     build_simulation,
     default_scheduler_config,
 )
-from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from amtuner.sim.spec import IMMEDIATE, JobSpec, TaskGroup, Workload
+
+
+def build_at_once(*args: Any, **kwargs: Any) -> Simulation:
+    """The placement rules checked here are the scheduler's at the instant room appears, not
+    the heartbeats that pace them (those are tests/sim/test_heartbeats.py's)."""
+    return build_simulation(*args, heartbeats=IMMEDIATE, **kwargs)
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 
@@ -104,7 +111,7 @@ def test_am_share_caps_running_apps_at_placement_time() -> None:
     leaf's fair share has no vcores, so the limit's vcore side is 0.5 x the vcores free when
     the last AM was tried; memory binds here (8 AMs of 2 GB)."""
     wl = _workload({"root.default": 10}, maps=50, nodes=4)
-    sim = build_simulation("fair", wl, default_scheduler_config("fair", wl.queues, 0.5))
+    sim = build_at_once("fair", wl, default_scheduler_config("fair", wl.queues, 0.5))
     sim.run_until(1.0)
     view = sim.view()
     leaf = next(q for q in view.queues if q.path == "root.default")
@@ -126,7 +133,7 @@ def test_a_leafs_vcore_fair_share_follows_its_parents_policy(policy: str, vcores
         f"<allocations>\n  <defaultQueueSchedulingPolicy>{policy}"
         "</defaultQueueSchedulingPolicy>".encode(),
     )
-    sim = build_simulation("fair", wl, data)
+    sim = build_at_once("fair", wl, data)
     sim.run_until(1.0)
     shares = {q.path: q.fair_share for q in sim.view().queues}
     assert (shares["root"].memory_mb, shares["root"].vcores) == (32768, 32)
@@ -142,7 +149,7 @@ def test_vcores_bind_the_fair_scheduler_but_not_the_capacity_scheduler() -> None
     wl = _workload({"root.default": 1}, maps=10, nodes=2)
     for kind, most, never_over in (("fair", 4, True), ("capacity", 11, False)):
         config = default_scheduler_config(kind, wl.queues, 1.0)
-        sim = build_simulation(kind, wl, config, node_memory_mb=8192, node_vcores=2)
+        sim = build_at_once(kind, wl, config, node_memory_mb=8192, node_vcores=2)
         lowest = highest = 0
         for t in range(1, 60):
             sim.run_until(float(t))
@@ -153,12 +160,12 @@ def test_vcores_bind_the_fair_scheduler_but_not_the_capacity_scheduler() -> None
 
 def test_minus_one_lets_every_am_start() -> None:
     wl = _workload({"root.default": 3}, maps=2)
-    sim = build_simulation(
+    sim = build_at_once(
         "fair", wl, _alloc('<queue name="default"><maxAMShare>-1</maxAMShare></queue>')
     )
     sim.run_until(1.0)
     assert _running(sim) == 3
-    sim = build_simulation("fair", wl, default_scheduler_config("fair", wl.queues, 0.5))
+    sim = build_at_once("fair", wl, default_scheduler_config("fair", wl.queues, 0.5))
     sim.run_until(1.0)
     assert _running(sim) == 2  # 0.5 x 8192 = 4096: two 2048 MB AMs
 
@@ -167,7 +174,7 @@ def test_a_queue_with_zero_fair_share_still_starts_an_am() -> None:
     # weight 0: the fair share is 0, so the AM limit comes from what the cluster has free
     wl = _workload({"root.zero": 1}, maps=2)
     config = _alloc('<queue name="zero"><weight>0</weight><maxAMShare>0.5</maxAMShare></queue>')
-    sim = build_simulation("fair", wl, config)
+    sim = build_at_once("fair", wl, config)
     sim.run_until(1.0)
     leaf = next(q for q in sim.view().queues if q.path == "root.zero")
     assert leaf.fair_share.memory_mb == 0
@@ -182,7 +189,7 @@ def test_queue_max_apps_default_also_caps_root() -> None:
         '<queue name="a"><maxRunningApps>5</maxRunningApps></queue>'
         '<queue name="b"><maxRunningApps>5</maxRunningApps></queue>'
     )
-    pitfall = build_simulation(
+    pitfall = build_at_once(
         "fair", wl, _alloc(f"<queueMaxAppsDefault>2</queueMaxAppsDefault>{queues}")
     )
     pitfall.run_until(1.0)
@@ -191,7 +198,7 @@ def test_queue_max_apps_default_also_caps_root() -> None:
     assert _running(pitfall) == 2
     assert pitfall.run().finished  # the waiting apps become runnable as others finish
 
-    fixed = build_simulation(
+    fixed = build_at_once(
         "fair",
         wl,
         _alloc(
@@ -205,12 +212,12 @@ def test_queue_max_apps_default_also_caps_root() -> None:
 
 def test_fair_policy_spreads_containers_fifo_policy_does_not() -> None:
     wl = _workload({"root.default": 2}, maps=10)
-    fair = build_simulation(
+    fair = build_at_once(
         "fair", wl, _alloc('<queue name="default"><maxAMShare>1</maxAMShare></queue>')
     )
     fair.run_until(5.5)  # both AMs (4096) running and asking for maps; 4096 MB left
     assert [a.running_containers for a in fair.app_views()] == [3, 3]
-    fifo = build_simulation(
+    fifo = build_at_once(
         "fair",
         wl,
         _alloc(
@@ -228,7 +235,7 @@ def test_weights_split_the_cluster_between_busy_queues() -> None:
         '<queue name="a"><weight>1</weight><maxAMShare>1</maxAMShare></queue>'
         '<queue name="b"><weight>3</weight><maxAMShare>1</maxAMShare></queue>'
     )
-    sim = build_simulation("fair", wl, config)
+    sim = build_at_once("fair", wl, config)
     sim.run_until(5.5)
     views = {q.path: q for q in sim.view().queues}
     assert views["root.a"].fair_share.memory_mb == 8192
@@ -239,7 +246,7 @@ def test_weights_split_the_cluster_between_busy_queues() -> None:
 
 def test_an_unknown_queue_is_created_as_a_leaf_under_root() -> None:
     wl = _workload({"root.adhoc": 1}, maps=2)
-    sim = build_simulation("fair", wl, _alloc('<queue name="default"/>'))
+    sim = build_at_once("fair", wl, _alloc('<queue name="default"/>'))
     result = sim.run()
     assert result.finished and result.jobs_completed == 1
     views = {q.path: q for q in sim.view().queues}
@@ -260,7 +267,7 @@ def test_an_unknown_queue_is_created_as_a_leaf_under_root() -> None:
 def test_a_bad_file_on_reload_is_refused_and_the_old_one_kept(bad: bytes) -> None:
     wl = _workload({"root.default": 2}, maps=2)
     good = default_scheduler_config("fair", wl.queues, 0.7)
-    sim = build_simulation("fair", wl, good)
+    sim = build_at_once("fair", wl, good)
     sim.run_until(1.0)
     with pytest.raises(SchedulerConfigError):
         sim.reload_scheduler_config(bad)
@@ -271,7 +278,7 @@ def test_a_bad_file_on_reload_is_refused_and_the_old_one_kept(bad: bytes) -> Non
 
 def test_reload_applies_a_new_share_to_waiting_apps() -> None:
     wl = _workload({"root.default": 3}, maps=2)
-    sim = build_simulation("fair", wl, default_scheduler_config("fair", wl.queues, 0.25))
+    sim = build_at_once("fair", wl, default_scheduler_config("fair", wl.queues, 0.25))
     sim.run_until(1.0)
     assert _running(sim) == 1
     sim.reload_scheduler_config(default_scheduler_config("fair", wl.queues, 0.75))
@@ -309,7 +316,7 @@ def test_nested_pools_and_a_declared_root() -> None:
 
 def test_reload_keeps_a_busy_queue_the_file_no_longer_names() -> None:
     wl = _workload({"root.a": 2}, maps=2)
-    sim = build_simulation("fair", wl, _alloc('<queue name="a"><weight>2</weight></queue>'))
+    sim = build_at_once("fair", wl, _alloc('<queue name="a"><weight>2</weight></queue>'))
     sim.run_until(1.0)
     sim.reload_scheduler_config(_alloc('<queue name="b"/>'))
     views = {q.path: q for q in sim.view().queues}
@@ -368,7 +375,7 @@ def test_hadoop_2_8_checks_ams_on_memory_alone(hadoop: str) -> None:
         for i in range(12)
     )  # fmt: skip
     wl = Workload("t", jobs, nodes=2, node_memory_mb=16384, node_vcores=4)
-    sim = build_simulation(
+    sim = build_at_once(
         "fair", wl, default_scheduler_config("fair", wl.queues, 0.5), hadoop=hadoop
     )
     sim.run_until(10.0)
