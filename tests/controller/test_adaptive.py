@@ -293,8 +293,9 @@ def test_room_the_running_apps_tasks_have_asked_for_is_not_room() -> None:
     # will take the free 0.2 at the nodes' next heartbeats. Used or asked for: 0.95, no room,
     # so A holds where it raised before.
     o = replace(obs(10, 10, 80_000, 30_000), memory_pending_mb=10 * 3000 + 12_000)
-    d, _ = decide(o, seen(0.3))
+    d, s = decide(o, seen(0.3))
     assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.3, Case.DEAD_BAND)
+    assert not adaptive.Memory.of(s.extra).had_room  # nor is it room seen once, for next period
     assert "tasks asked for 0.12" in d.reason and "used or asked for by tasks" in d.reason
     # Asks no larger than the waiting AMs' leave the room as it was.
     d, _ = decide(replace(o, memory_pending_mb=10 * 3000), seen(0.3))

@@ -129,7 +129,7 @@ def decide(
         case=case.value,
     )
     remembered = Memory(
-        had_room=p.f.pending > 0 and p.f.used < ROOMY,
+        had_room=p.f.pending > 0 and p.f.claimed < ROOMY,
         raised=new_a > a,
         am_seen=p.f.am,
         last_move=last_move,
