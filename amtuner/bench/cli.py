@@ -248,8 +248,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     _stagger_option(p)
     p.add_argument(
         "--heartbeats", choices=sorted(HEARTBEATS), default="none",
-        help="how the simulated RM hands out containers: none (at once, the default) or "
-        "hadoop3 (node and AM heartbeats every 1 s, as `amtuner simulate --heartbeats`)",
+        help="how the simulated RM hands out containers: none (at once, the default), "
+        "hadoop3 or hadoop3-sync (node and AM heartbeats every 1 s, as `amtuner simulate "
+        "--heartbeats`)",
     )  # fmt: skip
     p.add_argument(
         "--hadoop", choices=HADOOP_VERSIONS, default="3",

@@ -176,9 +176,13 @@ class Runtime(TaskSink):
         apps: list[App],
         rng: random.Random,
         heartbeats: Heartbeats,
+        pass_s: float = -1.0,
     ) -> None:
         self.engine = engine
         self.heartbeats = heartbeats
+        self.pass_s = heartbeats.node_s if pass_s < 0 else pass_s
+        """How often a scheduling pass can run: a round of node heartbeats, or the
+        CapacityScheduler's asynchronous interval (0: whenever something changes)."""
         self.cluster = cluster
         self.scheduler = scheduler
         self.apps = apps
@@ -201,12 +205,12 @@ class Runtime(TaskSink):
 
     def mark_dirty(self) -> None:
         """Something may now be placeable: run one scheduling pass on the next round of node
-        heartbeats (at once where heartbeats are not modelled), one pass a round. With no
-        container asked for, a pass would place nothing: none is run."""
+        heartbeats, or the next asynchronous pass (at once where neither is modelled), one pass
+        a round. With no container asked for, a pass would place nothing: none is run."""
         if self._pass_due or not self.containers_pending:
             return
         self._pass_due = True
-        beat = self.heartbeats.node_s
+        beat = self.pass_s
         if beat <= 0:
             self.engine.soon(self._pass_event)
             return

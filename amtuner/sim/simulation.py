@@ -110,6 +110,9 @@ class Simulation:
         self.scheduler_kind = scheduler
         self.heartbeats = heartbeats
         fair = scheduler is SchedulerKind.FAIR
+        # A CapacityScheduler scheduling asynchronously places containers on its own passes.
+        cs_async = not fair and heartbeats.node_s > 0 and heartbeats.cs_async_s > 0
+        passes_on_beats = heartbeats.node_s > 0 and not cs_async
         self.workload = workload
         self.seed = seed
         self.engine = Engine()
@@ -121,7 +124,7 @@ class Simulation:
             disk_mbps=workload.node_disk_mbps,
             per_node=heartbeats.per_node if fair and heartbeats.node_s > 0 else 0,
             offswitch_per_node=(
-                heartbeats.offswitch_per_node if not fair and heartbeats.node_s > 0 else 0
+                heartbeats.offswitch_per_node if not fair and passes_on_beats else 0
             ),
             maps_off_switch=heartbeats.maps_off_switch,
         )
@@ -138,7 +141,7 @@ class Simulation:
         ]
         self.runtime = Runtime(
             self.engine, self.cluster, self.scheduler, self.apps, make_rng(seed, "tasks"),
-            heartbeats,
+            heartbeats, heartbeats.cs_async_s if cs_async else heartbeats.node_s,
         )
         self.a_trace: list[list[float]] = [[0.0, self.scheduler.global_am_share]]
         self.queue_a_trace: dict[str, list[list[float]]] = {

@@ -79,6 +79,13 @@ class Heartbeats:
     offswitch_per_node: int = 1
     """CapacityScheduler: off-switch containers per node heartbeat
     (``per-node-heartbeat.maximum-offswitch-assignments``, 3.x); 0: no cap."""
+    cs_async_s: float = 0.005
+    """CapacityScheduler: asynchronous scheduling, a pass every this many seconds over every
+    node, not on node heartbeats, so no per-heartbeat off-switch cap holds containers back
+    (``schedule-asynchronously.enable`` true and ``scheduling-interval-ms`` 5 by default in
+    Hadoop 3.5.0: ``CapacitySchedulerConfiguration.DEFAULT_SCHEDULE_ASYNCHRONOUSLY_ENABLE``; its
+    RM logs ``asynchronousScheduling=true, asyncScheduleInterval=5 ms`` at start). 0: placed on
+    node heartbeats (``schedule-asynchronously.enable`` false)."""
     maps_off_switch: bool = False
     """MapReduce maps ask for their split's hosts, so the CapacityScheduler places them
     node-local, several a heartbeat; AMs and reduces ask for any host (off-switch). True where
@@ -87,10 +94,14 @@ class Heartbeats:
 
 HADOOP_3 = Heartbeats()
 
-IMMEDIATE = Heartbeats(node_s=0.0, am_s=0.0, per_node=0, offswitch_per_node=0)
+IMMEDIATE = Heartbeats(node_s=0.0, am_s=0.0, per_node=0, offswitch_per_node=0, cs_async_s=0.0)
 """Every container placed the instant it fits: the simulator before heartbeats were modelled."""
 
-HEARTBEATS = {"none": IMMEDIATE, "hadoop3": HADOOP_3}
+HADOOP_3_SYNC = Heartbeats(cs_async_s=0.0)
+"""Hadoop 3.x with a CapacityScheduler that places containers on node heartbeats only
+(``schedule-asynchronously.enable`` false)."""
+
+HEARTBEATS = {"none": IMMEDIATE, "hadoop3": HADOOP_3, "hadoop3-sync": HADOOP_3_SYNC}
 """The heartbeat models a command line can name (``--heartbeats``)."""
 
 HADOOP_VERSIONS = ("3", "2.8")

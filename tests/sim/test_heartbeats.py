@@ -9,7 +9,15 @@ import pytest
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
-from amtuner.sim.spec import HADOOP_3, IMMEDIATE, Heartbeats, JobSpec, TaskGroup, Workload
+from amtuner.sim.spec import (
+    HADOOP_3,
+    HADOOP_3_SYNC,
+    IMMEDIATE,
+    Heartbeats,
+    JobSpec,
+    TaskGroup,
+    Workload,
+)
 
 
 def workload(jobs: int, maps: int, nodes: int = 2) -> Workload:
@@ -47,17 +55,31 @@ def test_the_fair_scheduler_assigns_one_container_per_node_heartbeat() -> None:
 
 
 def test_the_capacity_scheduler_assigns_one_off_switch_container_per_node_heartbeat() -> None:
-    """CapacityScheduler (3.x) stops a node's heartbeat after
-    ``per-node-heartbeat.maximum-offswitch-assignments`` (1) off-switch containers: AMs ask for
-    any host, so two nodes admit two AMs a second; MapReduce maps ask for their split's hosts
-    and are placed several in one heartbeat (``maximum-container-assignments`` 100)."""
+    """CapacityScheduler scheduling on node heartbeats (``schedule-asynchronously.enable``
+    false) stops a node's heartbeat after ``per-node-heartbeat.maximum-offswitch-assignments``
+    (1) off-switch containers: AMs ask for any host, so two nodes admit two AMs a second;
+    MapReduce maps ask for their split's hosts and are placed several in one heartbeat
+    (``maximum-container-assignments`` 100)."""
+    no_hear = dataclasses.replace(HADOOP_3_SYNC, am_s=0.0)
     wl = workload(jobs=1, maps=10)
     # The AM at t = 0; its maps asked at t = 2 are all placed on the t = 2 heartbeat.
-    assert containers_at(SchedulerKind.CAPACITY, wl, HADOOP_3, [1.0, 2.5]) == [1, 11]
-    any_host = dataclasses.replace(HADOOP_3, maps_off_switch=True)
+    assert containers_at(SchedulerKind.CAPACITY, wl, no_hear, [1.0, 2.5]) == [1, 11]
+    any_host = dataclasses.replace(no_hear, maps_off_switch=True)
     assert containers_at(SchedulerKind.CAPACITY, wl, any_host, [2.5, 3.5]) == [3, 5]
     ams = workload(jobs=6, maps=0)
-    assert containers_at(SchedulerKind.CAPACITY, ams, HADOOP_3, [0.5, 1.5]) == [2, 4]
+    assert containers_at(SchedulerKind.CAPACITY, ams, HADOOP_3_SYNC, [0.5, 1.5]) == [2, 4]
+
+
+def test_a_capacity_scheduler_of_hadoop_3_5_schedules_asynchronously() -> None:
+    """Hadoop 3.5.0's CapacityScheduler schedules asynchronously by default
+    (``CapacitySchedulerConfiguration.DEFAULT_SCHEDULE_ASYNCHRONOUSLY_ENABLE`` true, a pass
+    every ``scheduling-interval-ms`` 5 over every node; its RM logs
+    ``asynchronousScheduling=true, asyncScheduleInterval=5 ms``): six AMs on two nodes are
+    placed within milliseconds, not two per node heartbeat; maps asking for any host too."""
+    ams = workload(jobs=6, maps=0)
+    assert containers_at(SchedulerKind.CAPACITY, ams, HADOOP_3, [0.1]) == [6]
+    any_host = dataclasses.replace(HADOOP_3, maps_off_switch=True)
+    assert containers_at(SchedulerKind.CAPACITY, workload(1, 10), any_host, [3.1]) == [11]
 
 
 @pytest.mark.parametrize("kind", list(SchedulerKind))
