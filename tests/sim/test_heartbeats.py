@@ -82,6 +82,67 @@ def test_a_capacity_scheduler_of_hadoop_3_5_schedules_asynchronously() -> None:
     assert containers_at(SchedulerKind.CAPACITY, workload(1, 10), any_host, [3.1]) == [11]
 
 
+def test_an_am_asks_for_its_maps_with_its_next_heartbeat() -> None:
+    """``AMRMClient.addContainerRequest`` only queues an ask: it reaches the RM with the next
+    ``allocate``, the AM's heartbeat (1 s). An AM ready at t = 2 (its start-up) has its maps
+    placed after t = 2 and no later than t = 3, on a scheduler that places them at once."""
+    wl = workload(jobs=1, maps=10)
+    for seed in range(5):
+        sim = build_simulation(
+            SchedulerKind.CAPACITY, wl, default_scheduler_config("capacity", wl.queues, 1.0),
+            heartbeats=HADOOP_3, seed=seed,
+        )  # fmt: skip
+        sim.run_until(2.0)
+        assert sim.view().containers_allocated == 1
+        sim.run_until(3.01)
+        assert sim.view().containers_allocated == 11
+
+
+def released_at(heartbeats: Heartbeats, step: float = 0.01) -> tuple[float, float | None]:
+    """One job of one 30 s map on a CapacityScheduler: when its map's container went back to
+    the RM, and when the job finished."""
+    job = JobSpec(
+        job_id="j", submit_s=0.0, queue="root.default",
+        maps=(TaskGroup("map", 1, 1024, 1, 30.0, 0.0, 0.0),), am_memory_mb=1024,
+        am_startup_s=2.0, am_teardown_s=5.0,
+    )  # fmt: skip
+    wl = Workload("t", (job,), nodes=1)
+    sim = build_simulation(
+        SchedulerKind.CAPACITY, wl, default_scheduler_config("capacity", wl.queues, 1.0),
+        heartbeats=heartbeats,
+    )  # fmt: skip
+    t, was = 0.0, 0
+    while t < 60.0:
+        t = round(t + step, 2)
+        sim.run_until(t)
+        now = sim.view().containers_allocated
+        if was == 2 and now == 1:
+            sim.run()
+            return t, sim.apps[0].finished_s
+        was = now
+    raise AssertionError("the map's container never went back")
+
+
+def test_an_ended_tasks_container_goes_back_with_the_ams_next_heartbeat() -> None:
+    """The AM hears of a task's end on a heartbeat and queues its release
+    (``AMRMClient.releaseAssignedContainer``), which the RM gets with the next ``allocate``: the
+    container is held one AM heartbeat longer than when the AM heard, with the same draws."""
+    heard, _ = released_at(dataclasses.replace(HADOOP_3, next_beat=False))
+    sent, _ = released_at(HADOOP_3)
+    assert sent - heard == pytest.approx(HADOOP_3.am_s, abs=0.011)
+
+
+def test_an_am_containers_exit_reaches_the_rm_on_its_nodes_next_heartbeat() -> None:
+    """After its teardown the AM container exits; the RM learns it from the node's next
+    heartbeat (``NodeStatusUpdater``) and only then finishes the app (``RMAppAttemptImpl``:
+    FINISHING to FINISHED on CONTAINER_FINISHED, Hadoop 3.5.0): up to one node heartbeat
+    later than at the end of the teardown."""
+    _, at_teardown = released_at(dataclasses.replace(HADOOP_3, am_exit_on_node_beat=False))
+    _, on_beat = released_at(HADOOP_3)
+    assert at_teardown is not None and on_beat is not None
+    assert 0.0 < on_beat - at_teardown < HADOOP_3.node_s
+
+
 @pytest.mark.parametrize("kind", list(SchedulerKind))
 def test_with_heartbeats_a_seed_still_gives_one_result(kind: SchedulerKind) -> None:
     """AM heartbeat delays are drawn from the run's seeded stream: equal seeds, equal runs."""
