@@ -58,7 +58,8 @@ def _heartbeats_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--heartbeats", choices=sorted(HEARTBEATS), default=DEFAULT_HEARTBEATS,
         help="how the simulated RM hands out containers, as `amtuner simulate --heartbeats`: "
-        "hadoop3 (node and AM heartbeats every 1 s, the default) or none (at once)",
+        "hadoop3 (Hadoop 3.5.0's defaults, the default), hadoop3-sync (a CapacityScheduler on "
+        "node heartbeats) or none (at once)",
     )  # fmt: skip
 
 

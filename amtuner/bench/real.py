@@ -39,6 +39,7 @@ from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build, ensure_built
 from amtuner.sim.control import UNGUARDED
+from amtuner.sim.simulation import most_at_once
 from amtuner.sim.spec import IMMEDIATE, Heartbeats, JobSpec, TaskGroup, Workload
 
 NODES = 4
@@ -140,16 +141,21 @@ def cluster_spec(kind: SchedulerKind, am_share: float) -> ClusterSpec:
 class Figures:
     makespan_s: float
     mean_jct_s: float
+    ams_at_once: int
+    """The most apps holding their AM at one time: what the AM limit let run together."""
 
 
 def figures_of(app_records: Sequence[dict[str, Any]]) -> Figures:
-    """Makespan (first submission to last finish) and mean job completion time, from the RM's
-    app records (``startedTime`` is when the RM accepted the submission; milliseconds)."""
+    """Makespan (first submission to last finish), mean job completion time and AMs at once,
+    from the RM's app records (``startedTime`` is when the RM accepted the submission,
+    ``launchTime`` when its AM container was launched, milliseconds after its allocation)."""
     started = [int(a["startedTime"]) for a in app_records]
     finished = [int(a["finishedTime"]) for a in app_records]
+    launched = [int(a["launchTime"]) for a in app_records]
     return Figures(
         makespan_s=round((max(finished) - min(started)) / 1000, 3),
         mean_jct_s=round(mean(f - s for s, f in zip(started, finished, strict=True)) / 1000, 3),
+        ams_at_once=most_at_once(list(zip(launched, finished, strict=True))),
     )
 
 
@@ -274,7 +280,7 @@ def run_sim(
     )  # fmt: skip
     if not result.finished or result.makespan_s is None or result.mean_jct_s is None:
         raise RuntimeError(f"the simulated batch did not finish ({kind}, {policy}, A {a})")
-    return Figures(result.makespan_s, result.mean_jct_s)
+    return Figures(result.makespan_s, result.mean_jct_s, result.ams_at_once)
 
 
 def cases(kinds: Sequence[SchedulerKind]) -> list[tuple[SchedulerKind, float | None, str]]:
@@ -313,6 +319,8 @@ def row_of(
         "sim_at_once_mean_jct_s": at_once.mean_jct_s,
         "makespan_diff": round((sim.makespan_s - real.makespan_s) / real.makespan_s, 4),
         "mean_jct_diff": round((sim.mean_jct_s - real.mean_jct_s) / real.mean_jct_s, 4),
+        "real_ams_at_once": real.ams_at_once,
+        "sim_ams_at_once": sim.ams_at_once,
         "real_a_trace": trace,
         "real_retried": retried,
         "wall_seconds": round(wall_s, 1),
@@ -390,13 +398,14 @@ def format_row(row: dict[str, Any]) -> str:
         f"{fmt(row['real_mean_jct_s']):>6}   sim {fmt(row['sim_makespan_s']):>6} / "
         f"{fmt(row['sim_mean_jct_s']):>6} ({row['makespan_diff']:+.1%} / "
         f"{row['mean_jct_diff']:+.1%})   sim at once {fmt(row['sim_at_once_makespan_s']):>6}"
+        f"   AMs at once {row['real_ams_at_once']:>2} / {row['sim_ams_at_once']:>2}"
     )
 
 
 def format_table(summary: dict[str, Any]) -> str:
     head = (
         "scheduler policy     real makespan / mean JCT   simulated (difference)"
-        "              simulated, containers at once"
+        "              simulated, containers at once   AMs at once, real / sim"
     )
     lines = [head, *(format_row(r) for r in summary["rows"])]
     return "\n".join(lines)

@@ -87,9 +87,10 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--heartbeats",
         choices=sorted(HEARTBEATS),
         default=DEFAULT_HEARTBEATS,
-        help="hadoop3 (the default): node and AM heartbeats every 1 s, one container per node "
-        "heartbeat (FairScheduler) or one off-switch container (CapacityScheduler); none: place "
-        "every container the instant it fits",
+        help="hadoop3 (the default): as Hadoop 3.5.0 by default, node and AM heartbeats every 1 s, "
+        "one container per node heartbeat (FairScheduler), asynchronous scheduling every 5 ms "
+        "(CapacityScheduler); hadoop3-sync: the CapacityScheduler on node heartbeats, one "
+        "off-switch container each; none: place every container the instant it fits",
     )
     p.add_argument(
         "--hadoop", choices=HADOOP_VERSIONS, default="3",

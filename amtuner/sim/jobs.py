@@ -176,9 +176,13 @@ class Runtime(TaskSink):
         apps: list[App],
         rng: random.Random,
         heartbeats: Heartbeats,
+        pass_s: float = -1.0,
     ) -> None:
         self.engine = engine
         self.heartbeats = heartbeats
+        self.pass_s = heartbeats.node_s if pass_s < 0 else pass_s
+        """How often a scheduling pass can run: a round of node heartbeats, or the
+        CapacityScheduler's asynchronous interval (0: whenever something changes)."""
         self.cluster = cluster
         self.scheduler = scheduler
         self.apps = apps
@@ -194,6 +198,8 @@ class Runtime(TaskSink):
         self._pass_event = _PassDue(self)
         self._last_pass = -math.inf
         self._am_s = heartbeats.am_s
+        self._next_beat = heartbeats.am_s > 0 and heartbeats.next_beat
+        self._exit_beat = heartbeats.node_s if heartbeats.am_exit_on_node_beat else 0.0
         self._maps_off_switch = heartbeats.maps_off_switch
         self._max_mb = cluster.nodes[0].memory_mb
         cluster.sink = self
@@ -201,12 +207,12 @@ class Runtime(TaskSink):
 
     def mark_dirty(self) -> None:
         """Something may now be placeable: run one scheduling pass on the next round of node
-        heartbeats (at once where heartbeats are not modelled), one pass a round. With no
-        container asked for, a pass would place nothing: none is run."""
+        heartbeats, or the next asynchronous pass (at once where neither is modelled), one pass
+        a round. With no container asked for, a pass would place nothing: none is run."""
         if self._pass_due or not self.containers_pending:
             return
         self._pass_due = True
-        beat = self.heartbeats.node_s
+        beat = self.pass_s
         if beat <= 0:
             self.engine.soon(self._pass_event)
             return
@@ -314,6 +320,15 @@ class Runtime(TaskSink):
             # MapReduce's AM kills the job when a task needs more than the maximum container
             self.engine.after(app.spec.am_teardown_s, self._finish, (app, "FAILED"))
             return
+        if self._am_s > 0:
+            # Its asks reach the RM with its next heartbeat (AMRMClient.allocate).
+            self.engine.after(self._am_s * self.rng.random(), self._ask, app)
+        else:
+            self._ask(app)
+
+    def _ask(self, app: App) -> None:
+        """The AM's first asks reach the RM: its maps (and its reduces, if slow start lets
+        them go at once)."""
         self._request(app, app.spec.maps)
         self._maybe_request_reduces(app)
         self._maybe_done(app)
@@ -337,11 +352,18 @@ class Runtime(TaskSink):
         self._task_done(*done)
 
     def _task_done(self, node: Node, payload: TaskDone) -> None:
+        """The AM hears a task ended: it counts it and starts reduces held for the last map at
+        once; the container's release and any reduces it now asks for reach the RM with its
+        next heartbeat where that is modelled (`Heartbeats.next_beat`)."""
         app, is_map, mem, vc = payload
-        self._release(app, node, mem, vc)
+        if self._next_beat:
+            self.engine.after(self._am_s, self._sent, (app, node, mem, vc, is_map))
+        else:
+            self._release(app, node, mem, vc)
         if is_map:
             app.maps_done += 1
-            self._maybe_request_reduces(app)
+            if not self._next_beat:
+                self._maybe_request_reduces(app)
             if app.maps_done == app.maps_total and app.held_reduces:
                 for held in app.held_reduces:
                     rnode, work, cpu, disk, rmem, rvc = held
@@ -351,9 +373,24 @@ class Runtime(TaskSink):
             app.reduces_done += 1
         self._maybe_done(app)
 
+    def _sent(self, arg: tuple[App, Node, int, int, bool]) -> None:
+        """The AM's next heartbeat: the ended task's container goes back (AMRMClient sends a
+        release with its next ``allocate``), and a map's end may let its reduces be asked
+        (MapReduce's RMContainerAllocator schedules them after a heartbeat's response, so they
+        go out with the next)."""
+        app, node, mem, vc, is_map = arg
+        self._release(app, node, mem, vc)
+        if is_map:
+            self._maybe_request_reduces(app)
+
     def _maybe_done(self, app: App) -> None:
         if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
-            self.engine.after(app.spec.am_teardown_s, self._finish, (app, "FINISHED"))
+            teardown = app.spec.am_teardown_s
+            if self._exit_beat > 0:
+                # The AM container's exit reaches the RM on its node's next heartbeat
+                # (NodeStatusUpdater); the app is FINISHING until then, its AM held.
+                teardown += self._exit_beat * self.rng.random()
+            self.engine.after(teardown, self._finish, (app, "FINISHED"))
 
     def _release(self, app: App, node: Node, mem: int, vc: int) -> None:
         app.used_mb -= mem

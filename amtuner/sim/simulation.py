@@ -29,6 +29,7 @@ __all__ = [
     "Simulation",
     "build_simulation",
     "default_scheduler_config",
+    "most_at_once",
 ]
 
 CLUSTER_TIMESTAMP = 1_700_000_000_000
@@ -69,6 +70,9 @@ class SimResult:
     queue_a_trace: dict[str, list[list[float]]] = field(default_factory=dict)
     """Per leaf queue, [t, A] each time its effective AM share changed: a controller tuning
     queues one by one moves these and leaves the global value alone."""
+    ams_at_once: int = 0
+    """The most apps that held their AM container at the same time: what the AM limit let
+    run together (`most_at_once` of each app's AM allocation to its finish)."""
 
     def to_json_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -76,6 +80,17 @@ class SimResult:
 
 def _r(x: float) -> float:
     return round(x, 3)
+
+
+def most_at_once(intervals: Collection[tuple[float, float]]) -> int:
+    """The most [start, end) intervals that overlap at one instant: one ending when another
+    starts does not overlap it (an AM released and the next one placed in the same instant)."""
+    edges = sorted([(end, -1) for _, end in intervals] + [(start, 1) for start, _ in intervals])
+    most = now = 0
+    for _, step in edges:
+        now += step
+        most = max(most, now)
+    return most
 
 
 class Simulation:
@@ -95,6 +110,9 @@ class Simulation:
         self.scheduler_kind = scheduler
         self.heartbeats = heartbeats
         fair = scheduler is SchedulerKind.FAIR
+        # A CapacityScheduler scheduling asynchronously places containers on its own passes.
+        cs_async = not fair and heartbeats.node_s > 0 and heartbeats.cs_async_s > 0
+        passes_on_beats = heartbeats.node_s > 0 and not cs_async
         self.workload = workload
         self.seed = seed
         self.engine = Engine()
@@ -106,7 +124,7 @@ class Simulation:
             disk_mbps=workload.node_disk_mbps,
             per_node=heartbeats.per_node if fair and heartbeats.node_s > 0 else 0,
             offswitch_per_node=(
-                heartbeats.offswitch_per_node if not fair and heartbeats.node_s > 0 else 0
+                heartbeats.offswitch_per_node if not fair and passes_on_beats else 0
             ),
             maps_off_switch=heartbeats.maps_off_switch,
         )
@@ -123,7 +141,7 @@ class Simulation:
         ]
         self.runtime = Runtime(
             self.engine, self.cluster, self.scheduler, self.apps, make_rng(seed, "tasks"),
-            heartbeats,
+            heartbeats, heartbeats.cs_async_s if cs_async else heartbeats.node_s,
         )
         self.a_trace: list[list[float]] = [[0.0, self.scheduler.global_am_share]]
         self.queue_a_trace: dict[str, list[list[float]]] = {
@@ -243,6 +261,16 @@ class Simulation:
             )
         return out
 
+    def _am_lives(self) -> list[tuple[float, float]]:
+        """When each app that got its AM container held it: allocation to finish (now, if it
+        still runs)."""
+        now = self.now
+        return [
+            (a.started_s, now if a.finished_s is None else a.finished_s)
+            for a in self.apps
+            if a.started_s is not None
+        ]
+
     def result(self) -> SimResult:
         self.cluster.account_until_now()
         now = self.now
@@ -282,6 +310,7 @@ class Simulation:
             ),
             a_trace=[list(p) for p in self.a_trace],
             queue_a_trace={q: [list(p) for p in t] for q, t in self.queue_a_trace.items()},
+            ams_at_once=most_at_once(self._am_lives()),
         )
 
 

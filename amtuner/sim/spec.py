@@ -68,8 +68,10 @@ class Heartbeats:
     (``yarn.resourcemanager.nodemanagers.heartbeat-interval-ms``, 1 s), not whenever room
     appears; a container granted reaches its AM on the AM's next heartbeat (MapReduce's
     ``yarn.app.mapreduce.am.scheduler.heartbeat.interval-ms``, 1 s), and a finished task's
-    container is given back on the next one. ``node_s`` 0 is the old model: every container
-    placed the instant it fits, and no AM latency.
+    container is given back on the next one; an AM's asks reach the RM on its next heartbeat
+    too (``AMRMClient.allocate`` carries them; MapReduce's ``RMContainerAllocator`` sends its
+    asks with its heartbeat). ``node_s`` 0 is the old model: every container placed the
+    instant it fits, and no AM latency.
     """
 
     node_s: float = 1.0
@@ -79,6 +81,21 @@ class Heartbeats:
     offswitch_per_node: int = 1
     """CapacityScheduler: off-switch containers per node heartbeat
     (``per-node-heartbeat.maximum-offswitch-assignments``, 3.x); 0: no cap."""
+    next_beat: bool = True
+    """What an AM decides on hearing of a task's end (the container given back, reduces that
+    slow start now lets it ask for) reaches the RM with its next heartbeat, a beat later
+    (AMRMClient queues releases and asks for the next ``allocate``)."""
+    am_exit_on_node_beat: bool = True
+    """The AM container's exit reaches the RM on its node's next heartbeat; until then the app
+    is FINISHING and its AM container held (RMAppAttemptImpl: FINISHING to FINISHED on
+    CONTAINER_FINISHED)."""
+    cs_async_s: float = 0.005
+    """CapacityScheduler: asynchronous scheduling, a pass every this many seconds over every
+    node, not on node heartbeats, so no per-heartbeat off-switch cap holds containers back
+    (``schedule-asynchronously.enable`` true and ``scheduling-interval-ms`` 5 by default in
+    Hadoop 3.5.0: ``CapacitySchedulerConfiguration.DEFAULT_SCHEDULE_ASYNCHRONOUSLY_ENABLE``; its
+    RM logs ``asynchronousScheduling=true, asyncScheduleInterval=5 ms`` at start). 0: placed on
+    node heartbeats (``schedule-asynchronously.enable`` false)."""
     maps_off_switch: bool = False
     """MapReduce maps ask for their split's hosts, so the CapacityScheduler places them
     node-local, several a heartbeat; AMs and reduces ask for any host (off-switch). True where
@@ -87,10 +104,17 @@ class Heartbeats:
 
 HADOOP_3 = Heartbeats()
 
-IMMEDIATE = Heartbeats(node_s=0.0, am_s=0.0, per_node=0, offswitch_per_node=0)
+IMMEDIATE = Heartbeats(
+    node_s=0.0, am_s=0.0, per_node=0, offswitch_per_node=0, next_beat=False,
+    am_exit_on_node_beat=False, cs_async_s=0.0,
+)
 """Every container placed the instant it fits: the simulator before heartbeats were modelled."""
 
-HEARTBEATS = {"none": IMMEDIATE, "hadoop3": HADOOP_3}
+HADOOP_3_SYNC = Heartbeats(cs_async_s=0.0)
+"""Hadoop 3.x with a CapacityScheduler that places containers on node heartbeats only
+(``schedule-asynchronously.enable`` false)."""
+
+HEARTBEATS = {"none": IMMEDIATE, "hadoop3": HADOOP_3, "hadoop3-sync": HADOOP_3_SYNC}
 """The heartbeat models a command line can name (``--heartbeats``)."""
 
 DEFAULT_HEARTBEATS = "hadoop3"

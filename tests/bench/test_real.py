@@ -32,10 +32,15 @@ def test_a_job_keeps_its_work_on_the_real_rm() -> None:
 
 def test_figures_come_from_the_rms_own_times() -> None:
     records = [
-        {"startedTime": 1_000, "finishedTime": 31_000},
-        {"startedTime": 1_500, "finishedTime": 61_500},
+        {"startedTime": 1_000, "launchTime": 2_000, "finishedTime": 31_000},
+        {"startedTime": 1_500, "launchTime": 31_000, "finishedTime": 61_500},
+        {"startedTime": 1_500, "launchTime": 30_000, "finishedTime": 41_500},
     ]
-    assert real.figures_of(records) == real.Figures(makespan_s=60.5, mean_jct_s=45.0)
+    # The second AM starts as the first ends: two AMs at once (the third's with either), not 3.
+    assert real.figures_of(records) == real.Figures(
+        makespan_s=60.5, mean_jct_s=round((30_000 + 60_000 + 40_000) / 3 / 1000, 3),
+        ams_at_once=2,
+    )  # fmt: skip
 
 
 def test_every_scheduler_runs_its_default_the_fixed_values_and_both_controllers() -> None:
@@ -58,8 +63,9 @@ def test_the_simulated_side_uses_the_real_clusters_heartbeats() -> None:
 
 def test_a_row_reports_the_simulators_error_against_the_real_rm() -> None:
     row = real.row_of(
-        SchedulerKind.CAPACITY, "adaptive", "3.5.0", real.Figures(100.0, 50.0),
-        real.Figures(90.0, 55.0), real.Figures(80.0, 40.0), [[0.0, 0.1], [1.4, 0.525]], 123.45,
+        SchedulerKind.CAPACITY, "adaptive", "3.5.0", real.Figures(100.0, 50.0, 6),
+        real.Figures(90.0, 55.0, 5), real.Figures(80.0, 40.0, 7), [[0.0, 0.1], [1.4, 0.525]],
+        123.45,
     )  # fmt: skip
     assert (row["scheduler"], row["policy"], row["hadoop_version"]) == (
         "capacity", "adaptive", "3.5.0")  # fmt: skip
@@ -70,7 +76,8 @@ def test_a_row_reports_the_simulators_error_against_the_real_rm() -> None:
     assert (row["makespan_diff"], row["mean_jct_diff"]) == (-0.1, 0.1)
     assert row["wall_seconds"] == 123.5 and row["real_a_trace"][1] == [1.4, 0.525]
     assert row["real_retried"] is None
-    assert "-10.0% / +10.0%" in real.format_row(row)
+    assert (row["real_ams_at_once"], row["sim_ams_at_once"]) == (6, 5)
+    assert "-10.0% / +10.0%" in real.format_row(row) and " 6 /  5" in real.format_row(row)
 
 
 def test_the_header_names_the_hadoop_version_the_cluster_and_the_batch() -> None:

@@ -9,7 +9,15 @@ import pytest
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
-from amtuner.sim.spec import HADOOP_3, IMMEDIATE, Heartbeats, JobSpec, TaskGroup, Workload
+from amtuner.sim.spec import (
+    HADOOP_3,
+    HADOOP_3_SYNC,
+    IMMEDIATE,
+    Heartbeats,
+    JobSpec,
+    TaskGroup,
+    Workload,
+)
 
 
 def workload(jobs: int, maps: int, nodes: int = 2) -> Workload:
@@ -47,17 +55,92 @@ def test_the_fair_scheduler_assigns_one_container_per_node_heartbeat() -> None:
 
 
 def test_the_capacity_scheduler_assigns_one_off_switch_container_per_node_heartbeat() -> None:
-    """CapacityScheduler (3.x) stops a node's heartbeat after
-    ``per-node-heartbeat.maximum-offswitch-assignments`` (1) off-switch containers: AMs ask for
-    any host, so two nodes admit two AMs a second; MapReduce maps ask for their split's hosts
-    and are placed several in one heartbeat (``maximum-container-assignments`` 100)."""
+    """CapacityScheduler scheduling on node heartbeats (``schedule-asynchronously.enable``
+    false) stops a node's heartbeat after ``per-node-heartbeat.maximum-offswitch-assignments``
+    (1) off-switch containers: AMs ask for any host, so two nodes admit two AMs a second;
+    MapReduce maps ask for their split's hosts and are placed several in one heartbeat
+    (``maximum-container-assignments`` 100)."""
+    no_hear = dataclasses.replace(HADOOP_3_SYNC, am_s=0.0)
     wl = workload(jobs=1, maps=10)
     # The AM at t = 0; its maps asked at t = 2 are all placed on the t = 2 heartbeat.
-    assert containers_at(SchedulerKind.CAPACITY, wl, HADOOP_3, [1.0, 2.5]) == [1, 11]
-    any_host = dataclasses.replace(HADOOP_3, maps_off_switch=True)
+    assert containers_at(SchedulerKind.CAPACITY, wl, no_hear, [1.0, 2.5]) == [1, 11]
+    any_host = dataclasses.replace(no_hear, maps_off_switch=True)
     assert containers_at(SchedulerKind.CAPACITY, wl, any_host, [2.5, 3.5]) == [3, 5]
     ams = workload(jobs=6, maps=0)
-    assert containers_at(SchedulerKind.CAPACITY, ams, HADOOP_3, [0.5, 1.5]) == [2, 4]
+    assert containers_at(SchedulerKind.CAPACITY, ams, HADOOP_3_SYNC, [0.5, 1.5]) == [2, 4]
+
+
+def test_a_capacity_scheduler_of_hadoop_3_5_schedules_asynchronously() -> None:
+    """Hadoop 3.5.0's CapacityScheduler schedules asynchronously by default
+    (``CapacitySchedulerConfiguration.DEFAULT_SCHEDULE_ASYNCHRONOUSLY_ENABLE`` true, a pass
+    every ``scheduling-interval-ms`` 5 over every node; its RM logs
+    ``asynchronousScheduling=true, asyncScheduleInterval=5 ms``): six AMs on two nodes are
+    placed within milliseconds, not two per node heartbeat; maps asking for any host too."""
+    ams = workload(jobs=6, maps=0)
+    assert containers_at(SchedulerKind.CAPACITY, ams, HADOOP_3, [0.1]) == [6]
+    any_host = dataclasses.replace(HADOOP_3, maps_off_switch=True)
+    assert containers_at(SchedulerKind.CAPACITY, workload(1, 10), any_host, [3.1]) == [11]
+
+
+def test_an_am_asks_for_its_maps_with_its_next_heartbeat() -> None:
+    """``AMRMClient.addContainerRequest`` only queues an ask: it reaches the RM with the next
+    ``allocate``, the AM's heartbeat (1 s). An AM ready at t = 2 (its start-up) has its maps
+    placed after t = 2 and no later than t = 3, on a scheduler that places them at once."""
+    wl = workload(jobs=1, maps=10)
+    for seed in range(5):
+        sim = build_simulation(
+            SchedulerKind.CAPACITY, wl, default_scheduler_config("capacity", wl.queues, 1.0),
+            heartbeats=HADOOP_3, seed=seed,
+        )  # fmt: skip
+        sim.run_until(2.0)
+        assert sim.view().containers_allocated == 1
+        sim.run_until(3.01)
+        assert sim.view().containers_allocated == 11
+
+
+def released_at(heartbeats: Heartbeats, step: float = 0.01) -> tuple[float, float | None]:
+    """One job of one 30 s map on a CapacityScheduler: when its map's container went back to
+    the RM, and when the job finished."""
+    job = JobSpec(
+        job_id="j", submit_s=0.0, queue="root.default",
+        maps=(TaskGroup("map", 1, 1024, 1, 30.0, 0.0, 0.0),), am_memory_mb=1024,
+        am_startup_s=2.0, am_teardown_s=5.0,
+    )  # fmt: skip
+    wl = Workload("t", (job,), nodes=1)
+    sim = build_simulation(
+        SchedulerKind.CAPACITY, wl, default_scheduler_config("capacity", wl.queues, 1.0),
+        heartbeats=heartbeats,
+    )  # fmt: skip
+    t, was = 0.0, 0
+    while t < 60.0:
+        t = round(t + step, 2)
+        sim.run_until(t)
+        now = sim.view().containers_allocated
+        if was == 2 and now == 1:
+            sim.run()
+            return t, sim.apps[0].finished_s
+        was = now
+    raise AssertionError("the map's container never went back")
+
+
+def test_an_ended_tasks_container_goes_back_with_the_ams_next_heartbeat() -> None:
+    """The AM hears of a task's end on a heartbeat and queues its release
+    (``AMRMClient.releaseAssignedContainer``), which the RM gets with the next ``allocate``: the
+    container is held one AM heartbeat longer than when the AM heard, with the same draws."""
+    heard, _ = released_at(dataclasses.replace(HADOOP_3, next_beat=False))
+    sent, _ = released_at(HADOOP_3)
+    assert sent - heard == pytest.approx(HADOOP_3.am_s, abs=0.011)
+
+
+def test_an_am_containers_exit_reaches_the_rm_on_its_nodes_next_heartbeat() -> None:
+    """After its teardown the AM container exits; the RM learns it from the node's next
+    heartbeat (``NodeStatusUpdater``) and only then finishes the app (``RMAppAttemptImpl``:
+    FINISHING to FINISHED on CONTAINER_FINISHED, Hadoop 3.5.0): up to one node heartbeat
+    later than at the end of the teardown."""
+    _, at_teardown = released_at(dataclasses.replace(HADOOP_3, am_exit_on_node_beat=False))
+    _, on_beat = released_at(HADOOP_3)
+    assert at_teardown is not None and on_beat is not None
+    assert 0.0 < on_beat - at_teardown < HADOOP_3.node_s
 
 
 @pytest.mark.parametrize("kind", list(SchedulerKind))

@@ -6,7 +6,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
+from amtuner.sim.simulation import (
+    Simulation,
+    build_simulation,
+    default_scheduler_config,
+    most_at_once,
+)
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 
 
@@ -70,6 +75,20 @@ def test_memory_utilisation_is_time_weighted() -> None:
     assert result.makespan_s == pytest.approx(7.0)
     assert result.mean_memory_utilisation == pytest.approx(2048 / 8192)
     assert result.mean_jct_s == result.p95_jct_s == pytest.approx(7.0)
+
+
+def test_ams_at_once_is_what_the_am_limit_let_run_together() -> None:
+    """Six jobs at once on two 8 GB nodes: the CapacityScheduler's AM limit holds two 2048 MB
+    AMs at A = 0.25 (4096 MB) and four at A = 0.5."""
+    wl = Workload("t", tuple(_job(f"j{i}", 0.0, 4) for i in range(6)), nodes=2)
+    assert _sim("capacity", wl, 0.25).run().ams_at_once == 2
+    assert _sim("capacity", wl, 0.5).run().ams_at_once == 4
+
+
+def test_most_at_once_counts_an_end_and_a_start_at_one_instant_as_a_handover() -> None:
+    assert most_at_once([]) == 0
+    assert most_at_once([(0.0, 5.0), (5.0, 9.0), (4.0, 6.0)]) == 2
+    assert most_at_once([(0.0, 5.0), (1.0, 2.0), (1.5, 3.0)]) == 3
 
 
 def test_apps_pending_counts_activated_apps_still_without_an_am_container() -> None:
