@@ -154,7 +154,8 @@ def test_maximum_applications_rejects_submissions_beyond_it() -> None:
 
 def test_active_apps_are_served_in_fifo_order() -> None:
     wl = _workload(2, maps=10)
-    sim = build_simulation("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
+    config = default_scheduler_config("capacity", wl.queues, 1.0)
+    sim = build_simulation("capacity", wl, config, heartbeats=IMMEDIATE)
     sim.run_until(5.5)  # both AMs started (2 x 2048), 4096 MB left for maps
     first, second = sim.app_views()
     assert (first.running_containers, second.running_containers) == (5, 1)
