@@ -203,6 +203,11 @@ def test_short_jobs_on_the_capacity_scheduler_raise_by_the_bisection_step() -> N
     d, _ = decide(obs(10, 9, 60_000, 45_000), seen(0.5, p=15))
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.725)
     assert d.case == Case.ROOM_SHORT
+    # A batch's wave of similar jobs ending together turns over as fast, but its jobs ran more
+    # than a task an AM (tasks 0.35 > AM 0.5 / 2): one AM more, 10 x 0.05 = 0.5 -> 0.55.
+    d, _ = decide(obs(10, 10, 85_000, 50_000), seen(0.5, p=16))
+    assert (d.rule, d.new_a, d.case) == (Rule.UNDER_ALLOCATION, 0.55, Case.ROOM_SHORT)
+    assert "one AM" in d.reason
 
 
 # --- dead band --------------------------------------------------------------------------------
