@@ -67,6 +67,11 @@ class Figures:
         """The A under which every waiting app's AM fits beside the running ones."""
         return (self.am + self.pending * self.am_per_app) * self.to_a
 
+    @property
+    def ams(self) -> int:
+        """The AMs held (charged, on a CapacityScheduler), in whole AMs."""
+        return round(self.am / self.am_per_app)
+
     def ams_within(self, a: float) -> int:
         """Whole AMs inside A."""
         return min(math.floor(a / each + 1e-9) for each, _ in self.limits)
@@ -166,8 +171,6 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
         am_mem = r * settings.unit_mb * 2
     # One AM container per running app; the rest run tasks. Unknown without measured AM use.
     tasks_running = containers - r if measured and containers is not None and containers > r else 0
-    # A CapacityScheduler charges an AM when it activates the app (LeafQueue.activateApplications),
-    # before its container is allocated: per AM, divide by the apps activated, not those running.
     holders = _am_holders(obs, q, r)
     am_mem_each = am_mem / holders if holders and am_mem else settings.unit_mb * 2
     shares = [_share(mem, am_mem, am_mem_each, mem_total, tasks_running)]

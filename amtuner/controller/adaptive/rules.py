@@ -244,10 +244,10 @@ def _room_but_a_admits_more(p: Period) -> Proposal | None:
     f = p.f
     if p.capacity or f.claimed >= ROOMY or p.burst:
         return None
-    if f.ams_admitted(p.a) <= round(f.am / f.am_per_app):
+    if f.ams_admitted(p.a) <= f.ams:
         return None
     why = (
-        f"room, but A admits {f.ams_admitted(p.a)} AMs and {round(f.am / f.am_per_app)} run:"
+        f"room, but A admits {f.ams_admitted(p.a)} AMs and {f.ams} run:"
         " the waiting apps get theirs as nodes heartbeat"
     )
     return Proposal(Case.NOT_BINDING, why)
@@ -268,8 +268,8 @@ def _room_with_short_jobs(p: Period) -> Proposal | None:
     why = f"{_ROOM}; {p.turnover}: an AM-heavy mix is what they need"
     if p.f.tasks * p.f.am_to_task <= p.f.am:  # one task per AM, or fewer: the full step
         return Proposal(Case.ROOM_SHORT, why, want=1)
-    cap = p.f.a_for(round(p.f.am / p.f.am_per_app) + 1) - p.a
-    return Proposal(Case.ROOM_SHORT, why + "; more than a task an AM: one AM", want=1, cap=cap)
+    why += "; more than a task an AM: one AM"
+    return Proposal(Case.ROOM_SHORT, why, want=1, cap=p.f.a_for(p.f.ams + 1) - p.a)
 
 
 def _room_in_the_tail(p: Period) -> Proposal | None:
@@ -286,12 +286,13 @@ def _room_in_the_tail(p: Period) -> Proposal | None:
     if not p.memory.had_room:
         why += ", if the room is still there next period"
         return Proposal(Case.ROOM_TAIL_UNCONFIRMED, why)
-    cap = f.a_for(round(f.am / f.am_per_app) + 1) - p.a
+    cap = f.a_for(f.ams + 1) - p.a
     return Proposal(Case.ROOM_TAIL, why, want=1, cap=cap)
 
 
 def _room(p: Period) -> Proposal | None:
-    """Room (used < ROOMY) while apps wait: raise by the paper's alpha / 2^n (at least step)."""
+    """Room (used or asked for by tasks < ROOMY) while apps wait: raise by the paper's
+    alpha / 2^n (at least step)."""
     return Proposal(Case.ROOM, _ROOM, want=1) if p.f.claimed < ROOMY else None
 
 
