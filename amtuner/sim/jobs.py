@@ -176,11 +176,11 @@ class Runtime(TaskSink):
         apps: list[App],
         rng: random.Random,
         heartbeats: Heartbeats,
-        pass_s: float = -1.0,
+        pass_s: float,
     ) -> None:
         self.engine = engine
         self.heartbeats = heartbeats
-        self.pass_s = heartbeats.node_s if pass_s < 0 else pass_s
+        self.pass_s = pass_s
         """How often a scheduling pass can run: a round of node heartbeats, or the
         CapacityScheduler's asynchronous interval (0: whenever something changes)."""
         self.cluster = cluster

@@ -244,10 +244,11 @@ def _room_but_a_admits_more(p: Period) -> Proposal | None:
     f = p.f
     if p.capacity or f.claimed >= ROOMY or p.burst:
         return None
-    if f.ams_admitted(p.a) <= f.ams:
+    admitted = f.ams_admitted(p.a)
+    if admitted <= f.ams:
         return None
     why = (
-        f"room, but A admits {f.ams_admitted(p.a)} AMs and {f.ams} run:"
+        f"room, but A admits {admitted} AMs and {f.ams} run:"
         " the waiting apps get theirs as nodes heartbeat"
     )
     return Proposal(Case.NOT_BINDING, why)
