@@ -23,7 +23,8 @@ from amtuner.sim.simulation import (
     build_simulation,
     default_scheduler_config,
 )
-from amtuner.sim.spec import IMMEDIATE, JobSpec, TaskGroup, Workload
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from tests.sim.conftest import build_at_once
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 
@@ -127,9 +128,7 @@ def test_pending_memory_counts_every_ask_the_active_apps_and_the_waiting_ones() 
     raises with each ask, an app the AM limit holds back included (Hadoop 3.5): the maps of the
     running app and the AM asks of the two waiting apps."""
     wl = _workload(3, maps=7)
-    sim = build_simulation(
-        "capacity", wl, default_scheduler_config("capacity", wl.queues, 0.1), heartbeats=IMMEDIATE
-    )
+    sim = build_at_once("capacity", wl, default_scheduler_config("capacity", wl.queues, 0.1))
     sim.run_until(1.0)
     assert rmapi.cluster_metrics(sim.view())["clusterMetrics"]["pendingMB"] == 2 * 2048
     sim.run_until(5.0)  # the first AM has started and asked for its 7 maps; 6 fit beside it
@@ -155,7 +154,7 @@ def test_maximum_applications_rejects_submissions_beyond_it() -> None:
 def test_active_apps_are_served_in_fifo_order() -> None:
     wl = _workload(2, maps=10)
     config = default_scheduler_config("capacity", wl.queues, 1.0)
-    sim = build_simulation("capacity", wl, config, heartbeats=IMMEDIATE)
+    sim = build_at_once("capacity", wl, config)
     sim.run_until(5.5)  # both AMs started (2 x 2048), 4096 MB left for maps
     first, second = sim.app_views()
     assert (first.running_containers, second.running_containers) == (5, 1)

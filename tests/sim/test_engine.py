@@ -2,20 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
 from amtuner.sim.cluster import Cluster, normalise_up
 from amtuner.sim.engine import Engine, make_rng
-from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
-from amtuner.sim.spec import IMMEDIATE, JobSpec, TaskGroup, Workload
-
-
-def build_at_once(*args: Any, **kwargs: Any) -> Simulation:
-    """The placement rules checked here are the scheduler's at the instant room appears, not
-    the heartbeats that pace them (those are tests/sim/test_heartbeats.py's)."""
-    return build_simulation(*args, heartbeats=IMMEDIATE, **kwargs)
+from amtuner.sim.simulation import default_scheduler_config
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from tests.sim.conftest import build_at_once
 
 
 def test_events_run_in_time_order_and_ties_in_scheduling_order() -> None:

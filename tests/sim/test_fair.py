@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -17,16 +16,10 @@ from amtuner.sim.sched_config.fair import (
 from amtuner.sim.simulation import (
     SchedulerConfigError,
     Simulation,
-    build_simulation,
     default_scheduler_config,
 )
-from amtuner.sim.spec import IMMEDIATE, JobSpec, TaskGroup, Workload
-
-
-def build_at_once(*args: Any, **kwargs: Any) -> Simulation:
-    """The placement rules checked here are the scheduler's at the instant room appears, not
-    the heartbeats that pace them (those are tests/sim/test_heartbeats.py's)."""
-    return build_simulation(*args, heartbeats=IMMEDIATE, **kwargs)
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from tests.sim.conftest import build_at_once
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
 

@@ -12,7 +12,8 @@ from amtuner.sim.simulation import (
     default_scheduler_config,
     most_at_once,
 )
-from amtuner.sim.spec import IMMEDIATE, JobSpec, TaskGroup, Workload
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from tests.sim.conftest import build_at_once
 
 
 def _job(name: str, submit: float, maps: int, duration: float = 20.0) -> JobSpec:
@@ -73,7 +74,7 @@ def test_memory_utilisation_is_time_weighted() -> None:
     # once: with heartbeats the RM hears of the AM's exit on the next node heartbeat)
     wl = Workload("am-only", (_job("j", 0.0, 0),), nodes=1)
     config = default_scheduler_config("capacity", wl.queues, 1.0)
-    result = build_simulation("capacity", wl, config, heartbeats=IMMEDIATE).run()
+    result = build_at_once("capacity", wl, config).run()
     assert result.makespan_s == pytest.approx(7.0)
     assert result.mean_memory_utilisation == pytest.approx(2048 / 8192)
     assert result.mean_jct_s == result.p95_jct_s == pytest.approx(7.0)
