@@ -16,8 +16,8 @@ Processor sharing: every task on a node progresses at the same rate
 rate); a task finishes when the clock has advanced by its duration. A change in a node's task set
 marks the node; once the instant's events have run (`Engine.settle`), each marked node gets its
 new rate and, if its next finish moved, one event. A task ending and the next one placed on its
-node in the same instant so cost one event, not two; an event superseded by a later instant's
-change is dropped by a version check when it comes up.
+node in the same instant so cost one event, not two; a node's event that a later instant's
+change supersedes moves in the queue (`Engine.schedule`), so none fires for nothing.
 """
 
 from __future__ import annotations
@@ -105,6 +105,7 @@ class Node:
         "cpu_sum",
         "disk",
         "disk_sum",
+        "due",
         "free_mb",
         "free_vcores",
         "hb",
@@ -119,9 +120,11 @@ class Node:
         "tasks",
         "unsettled",
         "vcores",
-        "version",
         "work",
     )
+
+    due: _NodeDue
+    """Its next finish: one event per node, queued while it runs tasks."""
 
     def __init__(self, index: int, memory_mb: int, vcores: int, cpu: float, disk: float) -> None:
         self.index = index
@@ -148,7 +151,6 @@ class Node:
         self.last_t = 0.0
         self.next_t = -1.0
         """When the node's queued event fires (-1: none queued)."""
-        self.version = 0
         self.unsettled = False
         """Its task set changed this instant; rate and event are brought up to date at its end."""
         self.tasks: list[Running] = []
@@ -224,19 +226,17 @@ class _CallSink(TaskSink):
 
 
 class _NodeDue(Event):
-    """A node's next finish; stale once the node's version has moved on."""
+    """A node's next finish."""
 
-    __slots__ = ("cluster", "node", "version")
+    __slots__ = ("cluster", "node")
 
-    def __init__(self, cluster: Cluster, node: Node, version: int) -> None:
+    def __init__(self, cluster: Cluster, node: Node) -> None:
         super().__init__()
         self.cluster = cluster
         self.node = node
-        self.version = version
 
     def fire(self) -> None:
-        if self.version == self.node.version:
-            self.cluster.node_due(self.node)
+        self.cluster.node_due(self.node)
 
 
 class Cluster:
@@ -276,6 +276,7 @@ class Cluster:
         units = memory_mb // min_alloc_mb
         self._buckets = [_Bucket() for _ in range(units + 1)]
         for node in self.nodes:
+            node.due = _NodeDue(self, node)
             node.bucket = units
             self._buckets[units].append(node)
         self._top = units
@@ -455,8 +456,7 @@ class Cluster:
             if next_t == node.next_t:
                 continue
             node.next_t = next_t
-            node.version += 1
-            engine.schedule(_NodeDue(self, node, node.version), next_t)
+            engine.schedule(node.due, next_t)
         self._unsettled.clear()
 
     def node_due(self, node: Node) -> None:

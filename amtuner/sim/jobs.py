@@ -30,8 +30,6 @@ one job do not finish in lock-step (real tasks never do)."""
 
 TaskDone = tuple["App", bool, int, int]
 """(app, is a map, MB, vcores): what a task's end reports."""
-Task = tuple[Node, float, float, float, TaskDone]
-"""(node, work seconds, CPU, disk MB/s, what its end reports): a task about to start."""
 
 
 class Unit:
@@ -165,6 +163,58 @@ class _PassDue(Event):
         self.runtime.run_pass()
 
 
+class _Starts(Event):
+    """A task's AM hears of its container and starts it. This and the two events below happen
+    once per task each: classes of their own, so that they are called without a bound method
+    and a tuple of arguments made for each."""
+
+    __slots__ = ("cluster", "cpu", "disk", "done", "node", "work")
+
+    def __init__(
+        self, cluster: Cluster, node: Node, work: float, cpu: float, disk: float, done: TaskDone
+    ) -> None:
+        super().__init__()
+        self.cluster = cluster
+        self.node = node
+        self.work = work
+        self.cpu = cpu
+        self.disk = disk
+        self.done = done
+
+    def fire(self) -> None:
+        self.cluster.start_task(self.node, self.work, self.cpu, self.disk, self.done)
+
+
+class _Heard(Event):
+    """A task's AM hears that it ended."""
+
+    __slots__ = ("done", "node", "runtime")
+
+    def __init__(self, runtime: Runtime, node: Node, done: TaskDone) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.node = node
+        self.done = done
+
+    def fire(self) -> None:
+        self.runtime.heard_done(self.node, self.done)
+
+
+class _Sent(Event):
+    """An ended task's container goes back with its AM's next heartbeat."""
+
+    __slots__ = ("done", "node", "runtime")
+
+    def __init__(self, runtime: Runtime, node: Node, done: TaskDone) -> None:
+        super().__init__()
+        self.runtime = runtime
+        self.node = node
+        self.done = done
+
+    def fire(self) -> None:
+        self.runtime.give_back(self.node, self.done)
+
+
 class Runtime(TaskSink):
     """Drives apps through their life on an engine, a cluster and a scheduler."""
 
@@ -284,16 +334,13 @@ class Runtime(TaskSink):
         if is_map or app.maps_done == app.maps_total:
             done = (app, is_map, mem, vc)
             if self._am_s > 0:
-                task = (node, work, unit.cpu, unit.disk, done)
-                self.engine.after(self._am_s * self.rng.random(), self._start_task, task)
+                start = _Starts(self.cluster, node, work, unit.cpu, unit.disk, done)
+                self.engine.queue(start, self._am_s * self.rng.random())
             else:
                 self.cluster.start_task(node, work, unit.cpu, unit.disk, done)
         else:
             app.held_reduces.append((node, work, unit.cpu, unit.disk, mem, vc))
         return mem, vc, not is_map or self._maps_off_switch
-
-    def _start_task(self, task: Task) -> None:
-        self.cluster.start_task(*task)
 
     def _request(self, app: App, groups: tuple[TaskGroup, ...]) -> None:
         min_alloc = self.cluster.min_alloc_mb
@@ -344,20 +391,17 @@ class Runtime(TaskSink):
         """A task ended; its AM hears of it, and gives its container back, on its next
         heartbeat (at once where those are not modelled)."""
         if self._am_s > 0:
-            self.engine.after(self._am_s * self.rng.random(), self._heard_done, (node, payload))
+            self.engine.queue(_Heard(self, node, payload), self._am_s * self.rng.random())
         else:
-            self._task_done(node, payload)
+            self.heard_done(node, payload)
 
-    def _heard_done(self, done: tuple[Node, TaskDone]) -> None:
-        self._task_done(*done)
-
-    def _task_done(self, node: Node, payload: TaskDone) -> None:
+    def heard_done(self, node: Node, payload: TaskDone) -> None:
         """The AM hears a task ended: it counts it and starts reduces held for the last map at
         once; the container's release and any reduces it now asks for reach the RM with its
         next heartbeat where that is modelled (`Heartbeats.next_beat`)."""
         app, is_map, mem, vc = payload
         if self._next_beat:
-            self.engine.after(self._am_s, self._sent, (app, node, mem, vc, is_map))
+            self.engine.queue(_Sent(self, node, payload), self._am_s)
         else:
             self._release(app, node, mem, vc)
         if is_map:
@@ -373,12 +417,12 @@ class Runtime(TaskSink):
             app.reduces_done += 1
         self._maybe_done(app)
 
-    def _sent(self, arg: tuple[App, Node, int, int, bool]) -> None:
+    def give_back(self, node: Node, done: TaskDone) -> None:
         """The AM's next heartbeat: the ended task's container goes back (AMRMClient sends a
         release with its next ``allocate``), and a map's end may let its reduces be asked
         (MapReduce's RMContainerAllocator schedules them after a heartbeat's response, so they
         go out with the next)."""
-        app, node, mem, vc, is_map = arg
+        app, is_map, mem, vc = done
         self._release(app, node, mem, vc)
         if is_map:
             self._maybe_request_reduces(app)

@@ -115,7 +115,7 @@ class Simulation:
         passes_on_beats = heartbeats.node_s > 0 and not cs_async
         self.workload = workload
         self.seed = seed
-        self.engine = Engine()
+        self.engine = Engine(line_s=heartbeats.am_s)
         self.cluster = Cluster(
             self.engine,
             nodes=nodes,

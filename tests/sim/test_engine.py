@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from amtuner.sim.cluster import Cluster, normalise_up
-from amtuner.sim.engine import Engine, make_rng
+from amtuner.sim.engine import Engine, Event, make_rng
 from amtuner.sim.simulation import default_scheduler_config
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 from tests.sim.conftest import build_at_once
@@ -47,6 +49,51 @@ def test_halted_stops_at_the_event_that_set_it() -> None:
     assert engine.events == 1
     engine.run_until(50.0, stop_when_halted=False)
     assert (engine.now, engine.events) == (50.0, 2)
+
+
+@given(st.lists(st.tuples(st.sampled_from(["at", "line", "move"]), st.integers(0, 6)), max_size=40))
+def test_moved_and_lined_events_run_where_a_fresh_queue_would_run_them(
+    ops: list[tuple[str, int]],
+) -> None:
+    """The heap moves an event queued again (no stale entry), and events one fixed delay ahead
+    wait in a line beside it; neither may change the order: by time, ties in the order asked."""
+    line_s = 3.0
+    engine = Engine(line_s=line_s)
+    fired: list[int] = []
+    expected: dict[int, tuple[float, int]] = {}
+    movable: list[tuple[int, Event]] = []
+    for asked, (op, value) in enumerate(ops):
+        if op == "move" and movable:
+            name, event = movable[value % len(movable)]
+            engine.schedule(event, float(value))
+            expected[name] = (float(value), asked)
+        elif op == "line":
+            engine.after(line_s, fired.append, asked)
+            expected[asked] = (line_s, asked)
+        else:
+            movable.append((asked, engine.at(float(value), fired.append, asked)))
+            expected[asked] = (float(value), asked)
+    engine.run_until(100.0)
+    assert fired == sorted(expected, key=expected.__getitem__)
+
+
+def test_a_long_line_keeps_its_order_among_heap_events() -> None:
+    engine = Engine(line_s=1.0)
+    fired: list[tuple[float, str]] = []
+
+    def beat(n: int) -> None:
+        fired.append((engine.now, "line"))
+        if n:
+            engine.after(1.0, beat, n - 1)
+            engine.after(1.0, lambda _: fired.append((engine.now, "line")))
+
+    engine.after(1.0, beat, 3000)
+    for t in range(0, 3100, 7):
+        engine.at(t + 0.5, lambda _: fired.append((engine.now, "heap")))
+    engine.run_until(10_000.0)
+    assert [t for t, _ in fired] == sorted(t for t, _ in fired)
+    assert sum(kind == "line" for _, kind in fired) == 1 + 2 * 3000
+    assert engine.events == len(fired)
 
 
 def test_random_streams_are_seeded_and_independent() -> None:
