@@ -201,7 +201,9 @@ class _Heard(Event):
 
 
 class _Sent(Event):
-    """An ended task's container goes back with its AM's next heartbeat."""
+    """An ended task's container goes back with its AM's next heartbeat. The same fields as
+    `_Heard`, not a common base: compiled, every read of a heap item checks that it is an
+    `Event` by walking its type's bases, and one more level cost 15 % per event."""
 
     __slots__ = ("done", "node", "runtime")
 
