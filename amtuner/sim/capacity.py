@@ -138,6 +138,7 @@ class CSQueue:
         "pending",
         "pending_containers",
         "pending_mb",
+        "pending_vcores",
         "used_mb",
         "used_vcores",
         "user_am_used",
@@ -163,6 +164,8 @@ class CSQueue:
         """Memory asked for and not yet allocated, AMs of apps not yet activated included: the
         queue's ``QueueMetrics`` pending figure, which `AppSchedulingInfo` raises with each ask
         whether or not the app is active."""
+        self.pending_vcores = 0
+        """The same in vcores (the metrics count them whatever the resource calculator)."""
         self.pending: list[App] = []
         """Submitted, not yet activated, FIFO."""
         self.min_pending_am = 0
@@ -311,6 +314,7 @@ class CapacityScheduler(Scheduler):
             leaf.min_pending_am = app.am_memory_mb
         leaf.pending.append(app)
         leaf.pending_mb += app.am_memory_mb
+        leaf.pending_vcores += app.am_vcores
         self._activate(leaf)
         return True
 
@@ -357,10 +361,11 @@ class CapacityScheduler(Scheduler):
             picked = set(chosen)
             leaf.pending = [a for i, a in enumerate(leaf.pending) if i not in picked]
 
-    def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
+    def add_demand(self, app: App, containers: int, memory_mb: int, vcores: int) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers += containers
         leaf.pending_mb += memory_mb
+        leaf.pending_vcores += vcores
         if not app.in_heap:
             app.in_heap = True
             heapq.heappush(leaf.heap, (app.index, app))
@@ -369,6 +374,7 @@ class CapacityScheduler(Scheduler):
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers -= 1
         leaf.pending_mb -= memory_mb
+        leaf.pending_vcores -= vcores
         user = app.user
         leaf.user_used[user] = leaf.user_used.get(user, 0) + memory_mb
         q: CSQueue | None = leaf
@@ -488,7 +494,7 @@ class CapacityScheduler(Scheduler):
                     max_apps=c.max_apps,
                     pending_containers=q.pending_containers,
                     allocated_containers=q.allocated_containers,
-                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores),
+                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores + q.pending_vcores),
                     capacity=c.capacity,
                     maximum_capacity=c.maximum_capacity,
                     absolute_capacity=c.absolute_capacity,

@@ -217,6 +217,7 @@ class FairScheduler(Scheduler):
             q = q.parent
         leaf.pending_containers += 1
         leaf.pending_mb += app.am_memory_mb
+        leaf.pending_vcores += app.am_vcores
         heapq.heappush(leaf.am_heap, (app.index, app))
 
     def _promote_nonrunnable(self) -> None:
@@ -267,10 +268,11 @@ class FairScheduler(Scheduler):
         app.in_heap = True
         leaf.place(app, self._key(leaf, app))
 
-    def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
+    def add_demand(self, app: App, containers: int, memory_mb: int, vcores: int) -> None:
         leaf: FSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers += containers
         leaf.pending_mb += memory_mb
+        leaf.pending_vcores += vcores
         if not app.in_heap:
             self._push(leaf, app)
 
@@ -278,6 +280,7 @@ class FairScheduler(Scheduler):
         leaf: FSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers -= 1
         leaf.pending_mb -= memory_mb
+        leaf.pending_vcores -= vcores
         if is_am:
             leaf.am_used_mb += memory_mb
             leaf.am_used_vcores += vcores
@@ -479,7 +482,7 @@ class FairScheduler(Scheduler):
                     max_resources=Res(q.max_mb, q.max_vcores),
                     fair_share=Res(q.fair_mb, q.fair_vcores),
                     steady_fair_share=Res(q.steady_mb, q.steady_vcores),
-                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores),
+                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores + q.pending_vcores),
                     scheduling_policy=q.policy,
                 )
             )

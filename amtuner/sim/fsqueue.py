@@ -37,6 +37,7 @@ class FSQueue:
         "parent",
         "pending_containers",
         "pending_mb",
+        "pending_vcores",
         "policy",
         "runnable",
         "steady_mb",
@@ -54,6 +55,7 @@ class FSQueue:
         """In configuration order, as `conf.children` names them."""
         self.used_mb = self.used_vcores = 0
         self.allocated_containers = self.pending_containers = self.pending_mb = 0
+        self.pending_vcores = 0
         self.am_used_mb = self.am_used_vcores = 0
         self.am_limit = (0, 0)
         self.fair_mb = self.fair_vcores = self.steady_mb = self.steady_vcores = 0

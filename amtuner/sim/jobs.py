@@ -131,8 +131,9 @@ class Scheduler:
         """Accept (True) or reject (False) a new app; an accepted app waits for its AM."""
         raise NotImplementedError
 
-    def add_demand(self, app: App, containers: int, memory_mb: int) -> None:
-        """The app asks for ``containers`` more task containers, ``memory_mb`` in all."""
+    def add_demand(self, app: App, containers: int, memory_mb: int, vcores: int) -> None:
+        """The app asks for ``containers`` more task containers, ``memory_mb`` and ``vcores``
+        in all."""
         raise NotImplementedError
 
     def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
@@ -346,7 +347,7 @@ class Runtime(TaskSink):
 
     def _request(self, app: App, groups: tuple[TaskGroup, ...]) -> None:
         min_alloc = self.cluster.min_alloc_mb
-        added = added_mb = 0
+        added = added_mb = added_vc = 0
         for group in groups:
             if group.count <= 0:
                 continue
@@ -356,10 +357,11 @@ class Runtime(TaskSink):
             app.pending_mb += unit.count * unit.memory_mb
             added += unit.count
             added_mb += unit.count * unit.memory_mb
+            added_vc += unit.count * unit.vcores
         if added == 0:
             return
         self.containers_pending += added
-        self.scheduler.add_demand(app, added, added_mb)
+        self.scheduler.add_demand(app, added, added_mb, added_vc)
         self.mark_dirty()
 
     def _am_ready(self, app: App) -> None:
