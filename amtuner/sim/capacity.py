@@ -165,7 +165,8 @@ class CSQueue:
         queue's ``QueueMetrics`` pending figure, which `AppSchedulingInfo` raises with each ask
         whether or not the app is active."""
         self.pending_vcores = 0
-        """The same in vcores (the metrics count them whatever the resource calculator)."""
+        """The same in vcores (the metrics count them whatever the resource calculator); and
+        `pending_containers` in containers."""
         self.pending: list[App] = []
         """Submitted, not yet activated, FIFO."""
         self.min_pending_am = 0
@@ -313,6 +314,7 @@ class CapacityScheduler(Scheduler):
         if not leaf.pending or app.am_memory_mb < leaf.min_pending_am:
             leaf.min_pending_am = app.am_memory_mb
         leaf.pending.append(app)
+        leaf.pending_containers += 1
         leaf.pending_mb += app.am_memory_mb
         leaf.pending_vcores += app.am_vcores
         self._activate(leaf)
@@ -352,7 +354,6 @@ class CapacityScheduler(Scheduler):
             leaf.am_used_vcores += app.am_vcores
             user = app.user
             leaf.user_am_used[user] = leaf.user_am_used.get(user, 0) + app.am_memory_mb
-            leaf.pending_containers += 1
             heapq.heappush(leaf.heap, (app.index, app))
             app.in_heap = True
         if chosen[-1] == len(chosen) - 1:
