@@ -180,9 +180,12 @@ def test_a_fair_scheduler_held_by_a_few_large_jobs_raises_a_so_the_waiting_jobs_
     assert d.case == Case.LARGE_JOBS_HOLD and d.rule is Rule.UNDER_ALLOCATION
     assert d.new_a > 0.5 and "held by a few large jobs" in d.reason
     # The CapacityScheduler serves the queue in order: an admitted job waits behind the large
-    # ones whatever A is, so A holds.
+    # ones while its AM holds memory, so A goes down (here by one AM: the state says 8 of 10
+    # apps finished last period) towards where tasks keep an aim that grows with the jobs' work
+    # per AM (tasks 0.95 per AM 0.041, over the paper's 3: 7.7x), not up.
     d, _ = decide(held_by_large_jobs(SchedulerKind.CAPACITY), seen(0.5, p=30))
-    assert (d.case, d.new_a) == (Case.TASKS_KEEP_AIM, 0.5)
+    assert (d.case, d.rule) == (Case.OVER_ALLOCATED, Rule.OVER_ALLOCATION_3)
+    assert d.new_a < 0.5 and "jobs 7.7x the paper's work per AM" in d.reason
 
 
 def test_newcomers_into_short_jobs_do_not_lower_a_held_by_large_jobs_or_that_binds_nobody() -> None:
@@ -459,10 +462,10 @@ def test_vcores_dominate_when_they_run_out_first() -> None:
 
 
 def test_a_counts_ams_by_their_own_larger_share() -> None:
-    # The same full vcores, but AMs of 2,000 MB and one vcore: A 0.8 admits 40 of them by
+    # The same full vcores, but 30 AMs of 2,000 MB and one vcore: A 0.8 admits 40 of them by
     # memory (0.02 each), and 40 AMs hold 0.40 of the vcores, so with A filled tasks would keep
     # 0.97 - 0.39 = 0.58: nothing to lower.
-    d, _ = decide(obs(40, 10, 50_000, 20_000, vcores=(97, 100)), seen(0.8, p=40))
+    d, _ = decide(obs(40, 30, 80_000, 60_000, vcores=(97, 100)), seen(0.8, p=40))
     assert d.rule is Rule.HOLD and d.case in (Case.DEAD_BAND, Case.TASKS_KEEP_AIM)
 
 
@@ -489,6 +492,40 @@ def test_the_aim_is_t2_for_the_papers_ams_and_higher_for_ams_the_size_of_a_task(
     assert adaptive.task_aim(0.5, 1.0) == pytest.approx(1 - 1 / (1 + 2**0.5))  # 0.586
     assert adaptive.task_aim(0.5, 8.0) == pytest.approx(1 / 3)  # large AMs, small tasks
     assert adaptive.task_aim(1.0, 1.0) == 1.0  # T2 1: tasks keep everything, whatever a
+    # Jobs with four times the paper's work per AM: AMs should hold half of what they would.
+    assert adaptive.task_aim(0.5, 2.0, 4.0) == pytest.approx(2 / 3)
+
+
+@given(st.floats(0.05, 0.95), st.floats(0.125, 8.0), st.floats(1.0, 100.0), st.floats(1.0, 10.0))
+def test_the_aim_grows_with_the_jobs_work_and_stays_a_share(
+    t2: float, am_to_task: float, work: float, more: float
+) -> None:
+    aim = adaptive.task_aim(t2, am_to_task, work)
+    assert 0 < aim < 1
+    assert adaptive.task_aim(t2, am_to_task, work * more) >= aim - 1e-12  # float rounding
+
+
+def large_jobs_batch(kind: SchedulerKind, asked_mb: int) -> Observation:
+    """A batch of large jobs 15 s in, on 4 nodes of 8 GB: 8 AMs of 2 GB hold half the cluster
+    and their maps the rest, 8 apps wait, and the RM has ``asked_mb`` pending beside their AM
+    asks."""
+    o = obs(8, 8, 32_768, 16_384, total=32_768)
+    return replace(o, scheduler=kind, containers=24, memory_pending_mb=8 * 2048 + asked_mb)
+
+
+def test_large_jobs_on_a_capacity_scheduler_leave_fewer_ams_to_wait_behind_them() -> None:
+    # Tasks hold half the cluster and have asked for 7 clusters more: 7.5 / 0.5 = 15 task
+    # shares per AM share, 5x the paper's 3. The aim for tasks is 0.691, so A goes to the five
+    # whole AMs that leave them that (the best fixed A for such a batch on 4 nodes is 0.3).
+    d, _ = decide(large_jobs_batch(SchedulerKind.CAPACITY, 7 * 32_768), seen(0.525, p=8))
+    assert (d.case, d.new_a) == (Case.OVER_ALLOCATED, 0.3124)
+    assert "0.691 (T2 for jobs 5x the paper's work per AM)" in d.reason
+    # With nothing asked beyond the waiting AMs the jobs are the paper's kind: tasks keep T2.
+    d, _ = decide(large_jobs_batch(SchedulerKind.CAPACITY, 0), seen(0.525, p=8))
+    assert (d.case, d.new_a) == (Case.TASKS_KEEP_AIM, 0.525)
+    # A FairScheduler gives an admitted job its share at once: the aim stays T2.
+    d, _ = decide(large_jobs_batch(SchedulerKind.FAIR, 7 * 32_768), seen(0.525, p=8))
+    assert (d.case, d.new_a) == (Case.TASKS_KEEP_AIM, 0.525)
 
 
 def fair_3_vcores(p: int, r: int, tasks: int, *, containers: int | None) -> Observation:

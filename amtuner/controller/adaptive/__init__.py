@@ -13,8 +13,10 @@ AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into s
 FairScheduler, down to 1 - T2; room while apps wait, raise (unless every waiting AM fits, the
 last raise has not shown, or the running apps are in their tail: then one AM after the room
 shows twice); between ROOMY and FULL, hold; full on a FairScheduler held by a few large jobs,
-raise; full while apps wait, lower straight to where tasks keep their aim (`task_aim`) unless
-they already do, AM use is still over A, jobs are short, or A is at the goal. The law's reasons
+raise; full while apps wait, lower straight to where tasks keep their aim (`task_aim`: T2 for
+the paper's jobs, more for AMs smaller than two tasks and, on a CapacityScheduler, for jobs with
+more work behind each AM) unless they already do, AM use is still over A, jobs are short, or A
+is at the goal. The law's reasons
 and measurements: docs/policies.md.
 """
 

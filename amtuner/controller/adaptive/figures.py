@@ -24,6 +24,11 @@ churn (hundreds of short jobs a period) the ratio reads up to a third high. Outs
 the job mix really differs: AMs the size of a task (vcores, one each), or small AMs driving
 large executors."""
 
+PAPER_BACKLOG = 3.0
+"""Task memory, held and asked for, per AM memory that the paper's jobs show on a full cluster
+(0.8 to 1.8 on its four groups in the simulator): up to this the running jobs are the kind T2
+was set for."""
+
 @dataclass(frozen=True, slots=True)
 class Figures:
     """The target's own shares of its denominator, on the resource that binds."""
@@ -49,6 +54,17 @@ class Figures:
     waiting: float = 0.0
     """Memory the running apps' tasks have asked for and not yet got, as a share: room they
     will take at their next node heartbeats, not room for another AM."""
+
+    @property
+    def work(self) -> float:
+        """The running jobs' work behind each AM over the paper's jobs', at least 1: task memory
+        held and asked for per AM memory, over PAPER_BACKLOG. A job's asks reach the RM when
+        its AM starts, so a full cluster with this above 1 runs jobs larger than the paper's
+        (a day's few huge jobs, a batch of large ones). 1 where AM use is the paper's estimate,
+        which cannot tell an app's AM from its tasks."""
+        if self.am <= 0 or not self.measured:
+            return 1.0
+        return max(1.0, (self.tasks + self.waiting) / self.am / PAPER_BACKLOG)
 
     @property
     def claimed(self) -> float:
@@ -189,16 +205,18 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
     )
 
 
-def task_aim(t2: float, am_to_task: float) -> float:
-    """The share tasks should keep with A filled, for AMs ``am_to_task`` times a task's size.
+def task_aim(t2: float, am_to_task: float, work: float = 1.0) -> float:
+    """The share tasks should keep with A filled, for AMs ``am_to_task`` times a task's size
+    and jobs with ``work`` times the paper's jobs' work behind each AM.
 
     The paper's T2 was set for AMs of two task units. A job holds its AM while it starts and
     ends (time o) and while its tasks work (W, spread over the s task containers it gets), so
     k AMs of size a (in task units) on C units finish k / (o + W k / (C - a k)) jobs a second,
     most at s = sqrt(a W / o): the best share for AMs, 1 / (1 + sqrt(W / (a o))), grows with
-    the square root of a. Taking T2 as right for a = 2 fixes W / o, and so the aim for any a.
+    the square root of a and shrinks with the square root of W. Taking T2 as right for a = 2
+    and the paper's W fixes W / o, and so the aim for any a and W.
     """
-    k = (1 - t2) * math.sqrt(am_to_task)
+    k = (1 - t2) * math.sqrt(am_to_task / work)
     return 1 - k / (k + t2 * math.sqrt(PAPER_AM_TO_TASK))
 
 
@@ -219,9 +237,12 @@ def move(
     return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
 
 
-def aim_text(aim: float, f: Figures) -> str:
-    if f.am_to_task == PAPER_AM_TO_TASK:
-        return f"T2 {aim:.3g}"
-    return f"{aim:.3g} (T2 for AMs {f.am_to_task:.2g}x a task)"
+def aim_text(aim: float, f: Figures, work: float) -> str:
+    why = []
+    if f.am_to_task != PAPER_AM_TO_TASK:
+        why.append(f"AMs {f.am_to_task:.2g}x a task")
+    if work > 1:
+        why.append(f"jobs {work:.2g}x the paper's work per AM")
+    return f"{aim:.3g} (T2 for {', '.join(why)})" if why else f"T2 {aim:.3g}"
 
 

@@ -137,6 +137,13 @@ class Period:
     capacity: bool
     done: int
     prev_running: int
+    work: float
+    """The running jobs' work per AM over the paper's jobs' (`Figures.work`) on a
+    CapacityScheduler, 1 on a FairScheduler. A CapacityScheduler serves a queue's apps in order,
+    so a job admitted behind large ones holds its AM idle until their asks are met: the larger
+    the jobs, the fewer AMs pay (measured on SWIM days on 25 nodes: best A 0.2, where the
+    paper's aim held 0.5). A FairScheduler gives an admitted job its fair share at once, and
+    `_large_jobs_hold_it` raises A there instead."""
     aim: float
     goal: float
     start: float
@@ -144,6 +151,10 @@ class Period:
     @property
     def turnover(self) -> str:
         return f"{self.done} of {self.prev_running} apps finished last period (short jobs)"
+
+    @property
+    def described_aim(self) -> str:
+        return aim_text(self.aim, self.f, self.work)
 
     @property
     def filled(self) -> float:
@@ -341,7 +352,7 @@ def _tasks_keep_their_aim(p: Period) -> Proposal | None:
     lacking = p.aim - p.settings.step - (p.f.used - p.filled)
     if lacking > 0:
         return None
-    why = f"full, tasks keep >= {aim_text(p.aim, p.f)} - step even with A filled: dead band"
+    why = f"full, tasks keep >= {p.described_aim} - step even with A filled: dead band"
     return Proposal(Case.TASKS_KEEP_AIM, why)
 
 
@@ -369,7 +380,7 @@ def _at_the_goal(p: Period) -> Proposal | None:
     if p.a - p.goal >= _UNDER:
         return None
     why = (
-        f"over-allocated, but A is at {p.goal:.4f} (tasks keep {aim_text(p.aim, p.f)} once A"
+        f"over-allocated, but A is at {p.goal:.4f} (tasks keep {p.described_aim} once A"
         " is filled): waiting for jobs to finish"
     )
     return Proposal(Case.AT_GOAL, why)
@@ -385,7 +396,7 @@ def over_allocated(p: Period) -> Proposal:
     the oldest apps, so the newest AMs wait for their task)."""
     why = (
         f"full, and with A filled tasks would hold {p.f.used - p.filled:.2f} < "
-        f"{aim_text(p.aim, p.f)} - step: AMs would cost more than the work they drive; "
+        f"{p.described_aim} - step: AMs would cost more than the work they drive; "
         f"goal {p.goal:.4f}"
     )
     cap = p.a - p.goal
@@ -440,7 +451,9 @@ def period(
     done = max(0, (prev_p or 0) + prev_r - f.pending - f.running)
     arrived = prev_p is not None and f.pending > prev_p
     short = prev_r > 0 and done >= TURNOVER * prev_r
-    aim = task_aim(settings.t2, f.am_to_task)
+    capacity = obs.scheduler is SchedulerKind.CAPACITY
+    work = f.work if capacity else 1.0
+    aim = task_aim(settings.t2, f.am_to_task, work)
     return Period(
         f=f,
         settings=settings,
@@ -452,9 +465,10 @@ def period(
         arrived=arrived,
         short=short,
         was_short=short or (arrived and memory.short),
-        capacity=obs.scheduler is SchedulerKind.CAPACITY,
+        capacity=capacity,
         done=done,
         prev_running=prev_r,
+        work=work,
         aim=aim,
         # A admits whole AMs: the goal is the nearest whole number of them (at least one), a
         # tie going to fewer, since an AM admitted in excess cannot be taken back.
