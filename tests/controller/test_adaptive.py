@@ -282,6 +282,18 @@ def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> Non
     assert (d.rule, d.new_a, d.case) == (Rule.UNDER_ALLOCATION, 0.55, Case.ROOM_TAIL)
 
 
+def test_room_between_short_jobs_two_periods_running_is_not_waited_for() -> None:
+    # The same room on a FairScheduler whose jobs were short this period (6 of 10 finished:
+    # P 14 + R 10 -> P 10 + R 8) and the last: one-map jobs come and go, the room is theirs.
+    fair = replace(obs(10, 8, 60_000, 50_000), scheduler=SchedulerKind.FAIR)
+    short = adaptive.Memory(short=True).extra()
+    d, _ = decide(fair, seen(0.5, p=14, extra=short))
+    assert (d.rule, d.case) == (Rule.UNDER_ALLOCATION, Case.ROOM_TAIL)
+    # Short this period alone is a batch's wave ending together: wait as before.
+    d, _ = decide(fair, seen(0.5, p=14))
+    assert (d.rule, d.case) == (Rule.HOLD, Case.ROOM_TAIL_UNCONFIRMED)
+
+
 def test_apps_just_admitted_by_a_burst_wait_for_their_tasks() -> None:
     # P jumped 0 -> 30 and 10 AMs just started without tasks yet (tasks 0.1 < AM 0.5): they will
     # ask for their tasks within seconds, so the room is not free; it must show twice.
