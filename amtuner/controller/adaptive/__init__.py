@@ -16,8 +16,7 @@ shows twice); between ROOMY and FULL, hold; full on a FairScheduler held by a fe
 raise; full while apps wait, lower straight to where tasks keep their aim (`task_aim`: T2 for
 the paper's jobs, more for AMs smaller than two tasks and, on a CapacityScheduler, for jobs with
 more work behind each AM) unless they already do, AM use is still over A, jobs are short, or A
-is at the goal. The law's reasons
-and measurements: docs/policies.md.
+is at the goal. The law's reasons and measurements: docs/policies.md.
 """
 
 from __future__ import annotations
