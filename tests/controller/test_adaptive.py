@@ -760,6 +760,33 @@ def test_a_fair_limits_vcores_count_against_what_is_free_when_its_share_has_none
         assert (vc_each, vc_unit) == pytest.approx((1 / base, 1 / base))
 
 
+def fair_moment(node_vcores: int, ams: int, tasks: int) -> Observation:
+    """4 nodes of 8 GB: ``ams`` AMs of 2 GB and one vcore and ``tasks`` tasks of 1 GB and one
+    run while 10 apps wait; the leaf's fair share has no vcores (the default fair policy)."""
+    mem, vc = ams * 2048 + tasks * 1024, ams + tasks
+    leaf = QueueStats(
+        name="root.default", pending_apps=10, running_apps=ams, memory_used_mb=mem,
+        vcores_used=vc, am_memory_used_mb=ams * 2048, am_vcores_used=ams,
+        memory_share_mb=32_768, vcores_share=0, containers=ams + tasks,
+    )  # fmt: skip
+    o = obs(10, ams, mem, ams * 2048, total=32_768, vcores=(vc, 4 * node_vcores), queues=(leaf,))
+    return replace(o, scheduler=SchedulerKind.FAIR, containers=ams + tasks)
+
+
+def test_a_fair_limit_held_by_the_vcores_tasks_hold_is_not_raised_past_them() -> None:
+    # Memory 0.875 used: A 0.55 admits 8 AMs by memory and 7 by the 11 free vcores (0.55 x 11,
+    # rounded up). The vcores come back as tasks end, and then the eighth starts; raising A to
+    # admit it now would admit several more once they are free.
+    d, _ = decide(fair_moment(8, ams=7, tasks=14), seen(0.55, p=10))
+    assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.55, Case.NOT_BINDING)
+    assert "A admits 8 AMs and 7 run" in d.reason and "vcores the limit counts" in d.reason
+    # Nodes of 3 vcores: tasks use vcores (0.75) more than memory (0.41), so the free vcores
+    # are the lasting limit (0.55 x 3 free admits 2 of the 4 AMs that run): the room is A's
+    # to open.
+    d, _ = decide(fair_moment(3, ams=4, tasks=5), seen(0.55, p=10))
+    assert d.rule is Rule.UNDER_ALLOCATION and d.case != Case.NOT_BINDING
+
+
 @given(observations(), states())
 def test_every_case_reports_the_rule_the_paper_would_name(
     o: Observation, s: ControllerState

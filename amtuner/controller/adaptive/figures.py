@@ -54,6 +54,11 @@ class Figures:
     waiting: float = 0.0
     """Memory the running apps' tasks have asked for and not yet got, as a share: room they
     will take at their next node heartbeats, not room for another AM."""
+    floating: bool = False
+    """The vcore side of the limit is A x the vcores free now (a FairScheduler leaf whose fair
+    share has none) and the tasks use memory more than vcores: that side tightens as tasks
+    take vcores and loosens as they end. Where vcores are what runs out first (nodes short of
+    them) the free vcores are the lasting limit, and this is False."""
 
     @property
     def work(self) -> float:
@@ -94,10 +99,14 @@ class Figures:
 
     def ams_admitted(self, a: float) -> int:
         """Whole AMs the RM admits under A, its limit rounded up to a whole unit."""
-        return min(
-            math.floor(math.ceil(a / unit - 1e-9) * unit / each + 1e-9)
-            for each, unit in self.limits
-        )
+        return min(_admitted(a, each, unit) for each, unit in self.limits)
+
+    def ams_admitted_once_free(self, a: float) -> int:
+        """Whole AMs A admits as tasks end: where the vcore side floats with the free vcores,
+        the memory side alone (the vcores come back with the tasks' ends); else as now."""
+        if not self.floating:
+            return self.ams_admitted(a)
+        return _admitted(a, *self.limits[0])
 
     def a_for(self, ams: int) -> float:
         """The A that admits ``ams`` AMs of the running apps' mean size and not one more.
@@ -112,6 +121,11 @@ class Figures:
         exact = max(ams * each - unit / 2 for each, unit in self.limits)
         scaled = round(exact * 10**DECIMALS, 6)
         return (math.ceil(scaled) if self.fair else math.floor(scaled)) / 10**DECIMALS
+
+
+def _admitted(a: float, each: float, unit: float) -> int:
+    """Whole AMs of ``each`` within A on one resource, the limit rounded up to a ``unit``."""
+    return math.floor(math.ceil(a / unit - 1e-9) * unit / each + 1e-9)
 
 
 def _share(
@@ -200,8 +214,9 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
     used, am, each, ratio, _ = max(shares)
     fair = obs.scheduler is SchedulerKind.FAIR
     waiting = max(0.0, pending_mb - p * am_mem_each) / mem_total if pending_mb else 0.0
+    floating = from_available and len(shares) > 1 and shares[0][0] >= shares[1][0]
     return Figures(
-        p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting
+        p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating
     )
 
 
