@@ -256,10 +256,10 @@ def _room_but_a_admits_more(p: Period) -> Proposal | None:
     once jobs finish together, is worth; raising past the free vcores would admit many more AMs
     once tasks end (the stream of mixed jobs: 1.051 of the default, which is its best, when A
     was raised to admit one AM more against the free vcores; 1.008 since, 1.014 over 10
-    seeds). Not on a burst:
-    there the search starts. FairScheduler only: a CapacityScheduler also limits each user to a
-    share of the queue's AM limit (``LeafQueue.getUserAMResourceLimit``), which the figures do
-    not show, so there apps can wait with A's limit far from full."""
+    seeds). Not on a burst: there the search starts. FairScheduler only: a CapacityScheduler
+    also limits each user to a share of the queue's AM limit
+    (``LeafQueue.getUserAMResourceLimit``), which the figures do not show, so there apps can
+    wait with A's limit far from full."""
     f = p.f
     if p.capacity or f.claimed >= ROOMY or p.burst:
         return None
