@@ -7,8 +7,11 @@ applies too (the root pitfall). The arithmetic on plain values is in `amtuner.si
 queue tree in `amtuner.sim.fsqueue`, and the allocation file is read by
 `amtuner.sim.sched_config.fair`.
 
-Not modelled: preemption (off by default in FS too), queue placement rules (jobs name their queue;
-an unknown queue is created as a leaf, as the default ``specified`` rule does), ACLs,
+An app goes where the placement rules put it (`amtuner.sim.placement`: the file's, else
+yarn-site's ``user-as-default-queue`` and ``allow-undeclared-pools``); a queue they name that does
+not exist is created as a leaf, as Hadoop does.
+
+Not modelled: preemption (off by default in FS too), ACLs,
 reservations, maxChildResources, the fair-share update interval (shares are recomputed whenever
 the set of active queues changes), the order of children under a parent's drf policy (they are
 compared by memory; the shares themselves follow the parent's policy). Placement is one
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 
 from amtuner.model import SchedulerKind
@@ -32,6 +36,7 @@ from amtuner.sim.fairshare import (
 )
 from amtuner.sim.fsqueue import FSQueue, check_busy_leaves, rebuilt_queues, recount_parents
 from amtuner.sim.jobs import App, Runtime, Scheduler
+from amtuner.sim.placement import Rejected, place, rules_from_site
 from amtuner.sim.sched_config.fair import (
     UNLIMITED,
     FSConf,
@@ -53,8 +58,17 @@ def _set_steady(q: FSQueue, mb: int, vcores: int) -> None:
 class FairScheduler(Scheduler):
     kind = SchedulerKind.FAIR
 
-    def __init__(self, data: bytes, cluster: Cluster, *, hadoop: str = "3") -> None:
+    def __init__(
+        self,
+        data: bytes,
+        cluster: Cluster,
+        *,
+        hadoop: str = "3",
+        site: Mapping[str, str] | None = None,
+    ) -> None:
         self.cluster = cluster
+        self.site_rules = rules_from_site(site or {})
+        """Where apps go when the allocation file has no placement policy."""
         self.am_check_2_8 = hadoop == "2.8"
         """Check AMs as Hadoop 2.7/2.8 does (memory only); 2.9+ and 3.x check every resource."""
         self.conf = parse_allocation_file(data)
@@ -97,6 +111,7 @@ class FairScheduler(Scheduler):
         queues = rebuilt_queues(conf, old)
         recount_parents(queues)
         self.conf = conf
+        self._declared = frozenset(q.path for q in conf.queues)
         self.queues = queues
         for q in queues.values():
             self._apply_settings(q)
@@ -120,8 +135,12 @@ class FairScheduler(Scheduler):
 
     # queues and fair shares
 
-    def _leaf_for(self, name: str) -> FSQueue | None:
-        path = name if name == "root" or name.startswith("root.") else f"root.{name}"
+    def _configured(self, path: str) -> bool:
+        """Whether the allocation file declares the queue (``FSPlacementRule.configuredQueue``:
+        one that exists and was not created for an app)."""
+        return path in self._declared
+
+    def _leaf_for(self, path: str) -> FSQueue | None:
         q = self.queues.get(path)
         if q is not None:
             return q if q.is_leaf else None
@@ -244,7 +263,12 @@ class FairScheduler(Scheduler):
     # app life cycle
 
     def submit(self, app: App) -> bool:
-        leaf = self._leaf_for(app.spec.queue)
+        rules = self.conf.placement or self.site_rules
+        try:
+            path = place(rules, app.spec.queue, app.user, self._configured)
+        except Rejected:
+            return False
+        leaf = self._leaf_for(path)
         if leaf is None:
             return False
         app.leaf = leaf

@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import math
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field
 
 from amtuner.model import SchedulerKind
@@ -106,6 +106,7 @@ class Simulation:
         seed: int,
         heartbeats: Heartbeats = HADOOP_3,
         hadoop: str = "3",
+        site: Mapping[str, str] | None = None,
     ) -> None:
         self.scheduler_kind = scheduler
         self.heartbeats = heartbeats
@@ -132,7 +133,7 @@ class Simulation:
         if scheduler is SchedulerKind.CAPACITY:
             self.scheduler = CapacityScheduler(config, self.cluster)
         else:
-            self.scheduler = FairScheduler(config, self.cluster, hadoop=hadoop)
+            self.scheduler = FairScheduler(config, self.cluster, hadoop=hadoop, site=site)
         order = sorted(range(len(workload.jobs)), key=lambda i: workload.jobs[i].submit_s)
         min_alloc = self.cluster.min_alloc_mb
         self.apps = [
@@ -325,9 +326,12 @@ def build_simulation(
     seed: int = 0,
     heartbeats: Heartbeats = HADOOP_3,
     hadoop: str = "3",
+    site: Mapping[str, str] | None = None,
 ) -> Simulation:
     """A simulation at t = 0 with every job's submission scheduled; raises SchedulerConfigError
-    for an unusable scheduler file and ValueError for an impossible cluster."""
+    for an unusable scheduler file and ValueError for an impossible cluster. ``site``: the RM's
+    yarn-site.xml properties the simulator reads (a FairScheduler's placement defaults,
+    `amtuner.sim.placement`); Hadoop's defaults where absent."""
     kind = SchedulerKind(scheduler)
     if scheduler_config is None:
         scheduler_config = default_scheduler_config(kind, workload.queues)
@@ -341,4 +345,5 @@ def build_simulation(
         seed=seed,
         heartbeats=heartbeats,
         hadoop=hadoop,
+        site=site,
     )

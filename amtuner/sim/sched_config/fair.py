@@ -4,7 +4,8 @@ Read as `AllocationFileLoaderService` does (yarn-facts §2): queues nest (``<que
 ``<pool>``), root is implied unless it is the one top-level queue, and a queue with children or
 ``type="parent"`` is a parent. Each element the simulator uses has one small reader in a table
 (`_QUEUE_ELEMENTS` for a queue's, `_DEFAULTS` for the top-level defaults); elements not in a table
-are ignored, as the rest of what the RM reads (ACLs, placement rules) is not modelled.
+are ignored, as the rest of what the RM reads (ACLs, reservations) is not modelled. The
+``<queuePlacementPolicy>`` is read by `amtuner.sim.placement`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element
 
+from amtuner.sim.placement import PlacementRule, parse_policy
 from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, SchedulerConfigError, parse_xml
 
 UNLIMITED = 2**31 - 1
@@ -123,6 +125,8 @@ class FSConf:
     user_max_apps: dict[str, int] = field(default_factory=dict)
     default_policy: str = "fair"
     queue_max_resources_default: ResourceSpec | None = None
+    placement: tuple[PlacementRule, ...] | None = None
+    """The file's ``<queuePlacementPolicy>``; None: the rules come from yarn-site.xml."""
 
 
 def _text(el: Element, where: str) -> str:
@@ -208,6 +212,8 @@ def parse_allocation_file(data: bytes) -> FSConf:
         elif el.tag in _DEFAULTS:
             key, read = _DEFAULTS[el.tag]
             defaults[key] = read(el, "allocations")
+        elif el.tag == "queuePlacementPolicy":
+            defaults["placement"] = parse_policy(el)
     return FSConf(tuple(queues), user_max_apps=user_max, **defaults)  # type: ignore[arg-type]
 
 
