@@ -13,12 +13,15 @@ same cluster shape with Hadoop's heartbeats, and the two counts must be equal.
 from __future__ import annotations
 
 import time
+from collections import Counter
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import requests
 
 from amtuner.realyarn import apps
 from amtuner.realyarn.cluster import ClusterSpec
+from amtuner.sim.placement import with_root
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, Heartbeats, JobSpec, Workload
 
@@ -32,35 +35,54 @@ SIM_SETTLE_S = 60.0
 
 
 @dataclass(frozen=True)
+class Holder:
+    """One app of a batch: who submits it and the queue it asks for (``default``: none)."""
+
+    user: str = apps.USER
+    queue: str = "default"
+
+
+@dataclass(frozen=True)
 class Admitted:
-    """AMs holding their container once the RM has settled, of ``submitted``."""
+    """AMs holding their container once the RM has settled, of ``submitted``, and in which
+    leaf queues (full paths)."""
 
     submitted: int
     admitted: int
+    by_queue: dict[str, int]
 
 
-def holders(count: int, am_mb: int, queue: str = "root.default") -> Workload:
-    """``count`` apps submitted at t = 0 that hold an AM of ``am_mb`` and never finish (no
-    tasks: their AM's start-up never ends). The workload's cluster shape is a placeholder:
+def batch(count: int) -> tuple[Holder, ...]:
+    """``count`` apps of one user that name no queue."""
+    return (Holder(),) * count
+
+
+def holders(batch: Sequence[Holder], am_mb: int) -> Workload:
+    """The apps of ``batch``, submitted at t = 0, that hold an AM of ``am_mb`` and never finish
+    (no tasks: their AM's start-up never ends). The workload's cluster shape is a placeholder:
     `simulated` takes the real cluster's."""
     jobs = tuple(
-        JobSpec(job_id=f"hold-{i:02d}", submit_s=0.0, queue=queue, maps=(),
+        JobSpec(job_id=f"hold-{i:02d}", submit_s=0.0, queue=h.queue, user=h.user, maps=(),
                 am_memory_mb=am_mb, am_startup_s=HOLD_S, am_teardown_s=0.0)
-        for i in range(count)
+        for i, h in enumerate(batch)
     )  # fmt: skip
-    return Workload("am-holders", jobs, nodes=1)
+    return Workload("am-holders", jobs, nodes=1, queues=("root.default",))
 
 
 def simulated(
-    spec: ClusterSpec, am_share: float, count: int, am_mb: int, heartbeats: Heartbeats = HADOOP_3
+    spec: ClusterSpec,
+    am_share: float,
+    batch: Sequence[Holder],
+    am_mb: int,
+    heartbeats: Heartbeats = HADOOP_3,
 ) -> Admitted:
-    """The simulator's count for ``count`` holders of ``am_mb`` on ``spec``'s shape at A =
-    ``am_share``, after `SIM_SETTLE_S`."""
-    workload = holders(count, am_mb)
+    """The simulator's count for ``batch`` with AMs of ``am_mb`` on ``spec``'s shape and
+    placement settings at A = ``am_share``, after `SIM_SETTLE_S`."""
+    workload = holders(batch, am_mb)
     config = default_scheduler_config(spec.scheduler, workload.queues, am_share)
     sim = build_simulation(
         spec.scheduler, workload, config, nodes=spec.nodes, node_memory_mb=spec.node_memory_mb,
-        node_vcores=spec.node_vcores, heartbeats=heartbeats,
+        node_vcores=spec.node_vcores, heartbeats=heartbeats, site=spec.scheduler_site(),
     )  # fmt: skip
     if spec.min_alloc_mb != sim.cluster.min_alloc_mb:
         raise ValueError(
@@ -68,53 +90,75 @@ def simulated(
             f"the cluster's {spec.min_alloc_mb} MB"
         )
     sim.run_until(SIM_SETTLE_S)
-    return Admitted(count, sum(1 for a in sim.apps if a.am_node is not None))
+    held = [view.queue for view in sim.app_views() if view.started_s is not None]
+    return Admitted(len(batch), len(held), dict(Counter(held)))
 
 
-def holding_am(records: list[dict[str, object]]) -> int:
-    """Apps that hold their AM container: RUNNING (registered), or ACCEPTED with a container
-    (allocated, not yet registered by the AM host)."""
-    return sum(
-        1
+def holding_am(records: list[dict[str, object]]) -> list[str]:
+    """The queues (full paths) of the apps that hold their AM container: RUNNING
+    (registered), or ACCEPTED with a container (allocated, not yet registered by the AM host)."""
+    return [
+        with_root(str(a["queue"]))
         for a in records
         if a["state"] == "RUNNING"
         or (a["state"] == "ACCEPTED" and int(str(a.get("runningContainers") or 0)) > 0)
-    )
+    ]
 
 
 def real(
     session: requests.Session,
     url: str,
     markers: str,
-    count: int,
+    batch: Sequence[Holder],
     am_mb: int,
+    *,
+    release: Callable[[], None] | None = None,
     timeout_s: float = 120.0,
 ) -> Admitted:
-    """Submit ``count`` holders of ``am_mb`` to the real RM at ``url`` and count those holding
-    an AM once the count, and the cluster's allocated containers, have stayed the same for
-    `SETTLE_S` with every app known to the scheduler. The caller's RM must have no other app."""
-    ids = {
-        apps.submit(session, url, apps.RealJob(name=f"hold-{i:02d}", am_memory_mb=am_mb), markers)
-        for i in range(count)
-    }
+    """Submit ``batch``'s holders of ``am_mb`` to the real RM at ``url`` and count those
+    holding an AM once the count, and the cluster's allocated containers, have stayed the same
+    for `SETTLE_S` with every app known to the scheduler. The caller's RM must have no other
+    app. ``release``: the batch goes in while the AM limit admits none, and this raises it once
+    every app is known, so that no AM is placed under the fair shares of a half-submitted
+    batch (a FairScheduler's shares follow the queues that have apps)."""
+    # One session per user: the RM's authentication filter remembers a caller by its cookie,
+    # whatever ``user.name`` a later request gives.
+    as_user = {h.user: requests.Session() for h in batch}
+    try:
+        ids = {
+            apps.submit(
+                as_user[h.user], url,
+                apps.RealJob(name=f"hold-{i:02d}", queue=h.queue, user=h.user, am_memory_mb=am_mb),
+                markers,
+            )
+            for i, h in enumerate(batch)
+        }  # fmt: skip
+    finally:
+        for user_session in as_user.values():
+            user_session.close()
     began = time.monotonic()
-    last: tuple[int, int] | None = None
+    last: tuple[tuple[str, ...], int] | None = None
     since = began
     while True:
         records = [a for a in apps.listed(session, url) if a["id"] in ids]
         metrics = session.get(f"{url}/ws/v1/cluster/metrics", timeout=10).json()["clusterMetrics"]
-        known = len(records) == count and all(
+        known = len(records) == len(ids) and all(
             a["state"] in ("ACCEPTED", "RUNNING") for a in records
         )
-        now = (holding_am(records), int(metrics["containersAllocated"]))
-        if now != last or not known:
+        now = (tuple(sorted(holding_am(records))), int(metrics["containersAllocated"]))
+        if known and release is not None:
+            if now[1]:
+                raise RuntimeError(f"{now[1]} AMs were placed before the release")
+            release()
+            release, last = None, None
+        elif now != last or not known:
             last, since = now, time.monotonic()
         elif time.monotonic() - since >= SETTLE_S:
-            if now[0] != now[1]:
+            if len(now[0]) != now[1]:
                 raise RuntimeError(
-                    f"{now[0]} apps hold an AM but the RM counts {now[1]} containers"
+                    f"{len(now[0])} apps hold an AM but the RM counts {now[1]} containers"
                 )
-            return Admitted(count, now[0])
+            return Admitted(len(ids), now[1], dict(Counter(now[0])))
         if time.monotonic() - began > timeout_s:
             raise RuntimeError(f"the real RM did not settle in {timeout_s:.0f} s: {now}")
         time.sleep(0.25)

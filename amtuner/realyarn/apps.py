@@ -32,6 +32,8 @@ class RealJob:
 
     name: str = "amtuner-hold"
     queue: str = "default"
+    user: str = USER
+    """Who submits it (``?user.name=``, the RM's simple authentication)."""
     am_memory_mb: int = 1024
     am_vcores: int = 1
     maps: Tasks | None = None
@@ -50,8 +52,9 @@ class RealJob:
 
 
 def submit(session: requests.Session, url: str, job: RealJob, markers: str) -> str:
-    """Submit ``job``; returns its application id."""
-    q = {"user.name": USER}
+    """Submit ``job``; returns its application id. ``session`` must be ``job.user``'s own: the
+    RM's authentication filter knows a caller by the cookie it set on the first request."""
+    q = {"user.name": job.user}
     new = session.post(f"{url}/ws/v1/cluster/apps/new-application", params=q, timeout=10)
     new.raise_for_status()
     app_id = str(new.json()["application-id"])

@@ -23,6 +23,7 @@ from xml.sax.saxutils import escape
 
 from amtuner.model import SchedulerKind
 from amtuner.realyarn.build import Build, ensure_built
+from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
 from amtuner.sim.sched_config import default_scheduler_config
 
 LAUNCHER = "io.amtuner.realyarn.Launcher"
@@ -100,14 +101,18 @@ class ClusterSpec:
             "hadoop.http.authentication.simple.anonymous.allowed": "true",
         }  # fmt: skip
         if self.scheduler is SchedulerKind.FAIR:
-            props |= {
-                "yarn.scheduler.fair.allocation.file": str(scheduler_file),
-                # Apps go where they are sent (root.default), not to root.<user>.
-                "yarn.scheduler.fair.user-as-default-queue": "false",
-                "yarn.scheduler.fair.allow-undeclared-pools": "false",
-            }
+            props["yarn.scheduler.fair.allocation.file"] = str(scheduler_file)
         elif self.mutable_store:
             props["yarn.scheduler.configuration.store.class"] = "memory"
+        return props | self.scheduler_site()
+
+    def scheduler_site(self) -> dict[str, str]:
+        """The yarn-site.xml properties beyond the scheduler's file that decide where apps go;
+        the simulator is given the same (`amtuner.sim.placement`). Unless `site` says otherwise,
+        a FairScheduler puts apps where they are sent (root.default), not in root.<user>."""
+        props: dict[str, str] = {}
+        if self.scheduler is SchedulerKind.FAIR:
+            props = {USER_AS_DEFAULT_QUEUE: "false", ALLOW_UNDECLARED_POOLS: "false"}
         return props | self.site
 
 

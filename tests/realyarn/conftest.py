@@ -22,6 +22,7 @@ from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, Unavailable, apps
 from amtuner.realyarn.build import Build, ensure_built
 from amtuner.realyarn.cluster import leftover_processes
+from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
 
 REQUIRE = os.environ.get("AMTUNER_REQUIRE_REALYARN") == "1"
 
@@ -29,6 +30,11 @@ CLUSTERS = {
     "capacity": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.1),
     "fair": ClusterSpec(SchedulerKind.FAIR, am_share=0.5),
     "capacity-mutable": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.1, mutable_store=True),
+    "fair-users": ClusterSpec(
+        SchedulerKind.FAIR,
+        am_share=0.5,
+        site={USER_AS_DEFAULT_QUEUE: "true", ALLOW_UNDECLARED_POOLS: "true"},
+    ),
 }
 """Two 8 GB / 8-vcore NodeManagers each; AMs of 1 GB (the minimum allocation)."""
 
@@ -120,6 +126,8 @@ def cluster_fixture(kind: str) -> Any:
 capacity_rm = cluster_fixture("capacity")
 fair_rm = cluster_fixture("fair")
 mutable_rm = cluster_fixture("capacity-mutable")
+fair_users_rm = cluster_fixture("fair-users")
+"""A FairScheduler that places apps as Hadoop does by default: in root.<user>."""
 
 
 @pytest.fixture(params=["capacity", "fair"])

@@ -37,7 +37,33 @@ def test_the_real_rm_admits_as_many_ams_as_the_simulator(
     simulator's, and the limit binds (fewer than six)."""
     rm: RealRM = request.getfixturevalue(f"{kind}_rm")
     set_am_share(rm, a)
-    expected = admission.simulated(rm.spec, a, SUBMITTED, am_mb)
+    batch = admission.batch(SUBMITTED)
+    expected = admission.simulated(rm.spec, a, batch, am_mb)
     assert 1 <= expected.admitted < SUBMITTED, expected
-    got = admission.real(requests.Session(), rm.url, str(rm.markers), SUBMITTED, am_mb)
+    assert expected.by_queue == {"root.default": expected.admitted}
+    got = admission.real(requests.Session(), rm.url, str(rm.markers), batch, am_mb)
+    assert got == expected
+
+
+def test_users_queues_get_their_own_am_limits_on_the_real_rm_as_in_the_simulator(
+    fair_users_rm: RealRM,
+) -> None:
+    """Hadoop's defaults (``user-as-default-queue`` and ``allow-undeclared-pools`` true): apps
+    that name no queue go to root.<user> (``QueuePlacementPolicy.fromConfiguration``), queues
+    made for them that take queueMaxAMShareDefault; an app that names root.default goes there.
+    Three active leaves share the 16 GB: each admits AMs up to 0.5 x 16 GB / 3 = 2730 MB, two
+    of 1 GB. The batch goes in at A = 0 and A rises once the RM knows every app, so no AM is
+    placed under the shares of a half-submitted batch."""
+    batch = [
+        *(admission.Holder("alice") for _ in range(3)),
+        *(admission.Holder("bob") for _ in range(3)),
+        *(admission.Holder("carol", "root.default") for _ in range(2)),
+    ]
+    expected = admission.simulated(fair_users_rm.spec, 0.5, batch, 1024)
+    assert expected.by_queue == {"root.alice": 2, "root.bob": 2, "root.default": 2}
+    set_am_share(fair_users_rm, 0.0)
+    got = admission.real(
+        requests.Session(), fair_users_rm.url, str(fair_users_rm.markers), batch, 1024,
+        release=lambda: set_am_share(fair_users_rm, 0.5),
+    )  # fmt: skip
     assert got == expected
