@@ -4,7 +4,8 @@ Each finding is a sentence an operator can act on. These are the traps that cost
 hours: a FairScheduler `queueMaxAppsDefault` that silently caps the root queue too (yarn-facts
 §2.2), a `maxAMShare` of -1 that turns the limit off (so writing a value turns it back on), and a
 range [a_min, a_max] whose low end cannot fit a single AM container (the message names the
-smallest a_min that fits one). `amtuner.preflight` adds what would stop the first live cycle on
+smallest a_min that fits one), apps in FairScheduler queues made for them (root.<user>) while
+only declared queues are tuned. `amtuner.preflight` adds what would stop the first live cycle on
 this host: paths it cannot write, a refresh command not on PATH, a metrics port in use, an RM URL
 naming the web UI.
 """
@@ -29,6 +30,7 @@ def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list
     risks: list[str] = []
     if sched_file.kind == SchedulerKind.FAIR:
         risks += _fair_structure_risks(root)
+        risks += _made_queues_untuned(root, obs, cfg.scheduler.targets)
     am_mb = cfg.controller.unit_mb * 2
     for target in cfg.scheduler.targets or (GLOBAL_TARGET,):
         name = target or "global value"
@@ -80,6 +82,45 @@ def _fair_structure_risks(root: ET.Element) -> list[str]:
         f"queueMaxAppsDefault {default.strip()} also applies to the root queue, so the whole "
         f"cluster runs at most {default.strip()} apps whatever maxAMShare says; declare "
         '<queue name="root"> with an explicit <maxRunningApps> (and on parent queues)'
+    ]
+
+
+def _declared_fair_queues(root: ET.Element) -> set[str]:
+    """The queue paths an allocation file declares; root is implied unless it is declared."""
+    paths = {"root"}
+
+    def walk(el: ET.Element, parent: str | None) -> None:
+        for q in el:
+            if q.tag in _QUEUE_TAGS:
+                name = (q.get("name") or "").strip()
+                path = "root" if parent is None and name == "root" else f"{parent or 'root'}.{name}"
+                paths.add(path)
+                walk(q, path)
+
+    walk(root, None)
+    return paths
+
+
+def _made_queues_untuned(root: ET.Element, obs: Observation, targets: Sequence[str]) -> list[str]:
+    """Apps in leaves the file does not declare, while only declared queues are tuned: the
+    FairScheduler made those leaves for the apps (by default an app that names no queue goes to
+    root.<user>: ``QueuePlacementPolicy`` with ``user-as-default-queue``), and their AM limit is
+    queueMaxAMShareDefault, which per-queue targets leave alone."""
+    if not targets or GLOBAL_TARGET in targets:
+        return []
+    declared = _declared_fair_queues(root)
+    made = sorted(
+        q.name for q in obs.queues if q.pending_apps + q.running_apps and q.name not in declared
+    )
+    if not made:
+        return []
+    return [
+        f"apps run in {', '.join(made)}, which the allocation file does not declare: the "
+        "FairScheduler made these queues for them (an app that names no queue goes to "
+        "root.<user> unless yarn.scheduler.fair.user-as-default-queue is false), and their AM "
+        "limit is queueMaxAMShareDefault, which scheduler.targets "
+        f"[{', '.join(targets)}] leaves alone; add the global value ('') to scheduler.targets "
+        "or declare the queues"
     ]
 
 

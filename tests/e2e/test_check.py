@@ -11,6 +11,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from amtuner.sim.server import SimServer
+from amtuner.sim.simulation import build_simulation
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_faults import healthy
 
@@ -271,3 +274,38 @@ def test_a_file_where_a_directory_should_be(tmp_path: Path, canned_rm) -> None:
     )
     assert code == 1, out
     assert f"state_file: {blocker} is not a directory" in out
+
+
+USERS_FILE = b"""<?xml version="1.0"?>
+<allocations>
+  <queueMaxAMShareDefault>0.5</queueMaxAMShareDefault>
+  <queue name="default"><maxAMShare>0.5</maxAMShare></queue>
+</allocations>
+"""
+
+
+def test_apps_in_queues_made_for_their_users_are_a_risk_when_only_default_is_tuned(
+    tmp_path: Path,
+) -> None:
+    """Hadoop's FairScheduler puts an app that names no queue in root.<user> by default; the
+    simulated RM does the same, over HTTP, and `check` says that tuning root.default alone
+    leaves those apps' AM limit (queueMaxAMShareDefault) untouched."""
+    maps = (TaskGroup("map", 2, 1024, 1, 600.0, 0.0, 0.0),)
+    jobs = tuple(
+        JobSpec(job_id=f"{user}-{i}", submit_s=0.0, queue="default", user=user, maps=maps)
+        for user in ("alice", "bob")
+        for i in range(3)
+    )
+    sim = build_simulation("fair", Workload("users", jobs, nodes=4), USERS_FILE)
+    sim.run_until(30.0)
+    with SimServer(sim, run_clock=False) as server:
+        scheduler = {"kind": "fair", "config_file": str(tmp_path / "fair-scheduler.xml")}
+        code, out = check(
+            tmp_path, server.url, USERS_FILE, refresh={"method": "none"},
+            scheduler={**scheduler, "targets": ["root.default"]},
+        )  # fmt: skip
+        assert code == 1, out
+        assert "apps run in root.alice, root.bob, which the allocation file does not" in out
+        code, out = check(tmp_path, server.url, USERS_FILE, refresh={"method": "none"},
+                          scheduler=scheduler)  # fmt: skip
+        assert "does not declare" not in out, out
