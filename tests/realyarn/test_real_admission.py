@@ -67,3 +67,21 @@ def test_users_queues_get_their_own_am_limits_on_the_real_rm_as_in_the_simulator
         release=lambda: set_am_share(fair_users_rm, 0.5),
     )  # fmt: skip
     assert got == expected
+
+
+def test_without_undeclared_pools_apps_land_in_root_default_on_the_real_rm_as_in_the_simulator(
+    fair_rm: RealRM,
+) -> None:
+    """``user-as-default-queue`` and ``allow-undeclared-pools`` false (the harness's usual
+    FairScheduler): the rules are specified (create false), then default. An app that names an
+    undeclared queue and one that names none both run in root.default, beside one that names
+    it."""
+    batch = [
+        admission.Holder("alice", "adhoc"),
+        admission.Holder("alice"),
+        admission.Holder("bob", "root.default"),
+    ]
+    expected = admission.simulated(fair_rm.spec, 0.5, batch, 1024)
+    assert expected.by_queue == {"root.default": 3}
+    got = admission.real(requests.Session(), fair_rm.url, str(fair_rm.markers), batch, 1024)
+    assert got == expected
