@@ -57,9 +57,15 @@ def cluster_info(view: ClusterView, options: FaceOptions) -> dict[str, Any]:
 
 
 def cluster_metrics(view: ClusterView) -> dict[str, Any]:
-    """Root-queue metrics; ``totalMB = available + allocated (+ reserved with CS)`` (§3.2)."""
+    """Root-queue metrics; ``totalMB = available + allocated (+ reserved with CS)`` (§3.2).
+    Fields as Hadoop 3.5.0's ``ClusterMetricsInfo`` fills them: only a CapacityScheduler has
+    the cross-partition figures (a FairScheduler reports none and 0 containers across
+    partitions). ``utilized*`` is what the NodeManagers measure the containers use; here a
+    container uses what it holds. The RM's event queues never back up here (0). Not given:
+    ``containerAssignedPerSecond`` and the ``resourceInformations`` lists."""
+    cs = view.scheduler == "capacity"
     total, alloc, rsv = view.total, view.allocated, view.reserved
-    if view.scheduler == "capacity":
+    if cs:
         avail = Res(
             total.memory_mb - alloc.memory_mb - rsv.memory_mb,
             total.vcores - alloc.vcores - rsv.vcores,
@@ -89,7 +95,9 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
             "containersReserved": 0,
             "containersPending": view.containers_pending,
             "totalMB": total.memory_mb,
+            "utilizedMB": alloc.memory_mb,
             "totalVirtualCores": total.vcores,
+            "utilizedVirtualCores": alloc.vcores,
             "utilizedMBPercent": round(_pct(alloc.memory_mb, total.memory_mb)),
             "utilizedVirtualCoresPercent": round(_pct(alloc.vcores, total.vcores)),
             "rmSchedulerBusyPercent": -1,
@@ -101,11 +109,19 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
             "rebootedNodes": 0,
             "activeNodes": view.active_nodes,
             "shutdownNodes": 0,
-            "totalUsedResourcesAcrossPartition": _res(alloc),
-            "totalClusterResourcesAcrossPartition": _res(total),
-            "totalReservedResourcesAcrossPartition": _res(rsv),
-            "totalAllocatedContainersAcrossPartition": view.containers_allocated,
-            "crossPartitionMetricsAvailable": view.scheduler == "capacity",
+            **(
+                {
+                    "totalUsedResourcesAcrossPartition": _res(alloc),
+                    "totalClusterResourcesAcrossPartition": _res(total),
+                    "totalReservedResourcesAcrossPartition": _res(rsv),
+                }
+                if cs
+                else {}
+            ),
+            "totalAllocatedContainersAcrossPartition": view.containers_allocated if cs else 0,
+            "crossPartitionMetricsAvailable": cs,
+            "rmEventQueueSize": 0,
+            "schedulerEventQueueSize": 0,
         }
     }
 
