@@ -32,7 +32,9 @@ class JobSpec:
     job_id: str
     submit_s: float
     queue: str
-    """Leaf queue, full path (``root.default``)."""
+    """The queue the app asks for (MapReduce's ``mapreduce.job.queuename``): a leaf's path or
+    name; ``default`` names none, and a FairScheduler's placement rules decide where it runs
+    (`amtuner.sim.placement`)."""
     maps: tuple[TaskGroup, ...]
     reduces: tuple[TaskGroup, ...] = ()
     user: str = "default"

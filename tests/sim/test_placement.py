@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from xml.etree.ElementTree import fromstring
 
 import pytest
@@ -18,6 +20,7 @@ from amtuner.sim.placement import (
 from amtuner.sim.sched_config import SchedulerConfigError
 from amtuner.sim.sched_config.fair import parse_allocation_file
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from amtuner.sim.workload import load_workload
 from tests.sim.conftest import build_at_once
 
 DECLARED = {"root", "root.default", "root.etl"}
@@ -168,3 +171,30 @@ def test_an_app_no_rule_places_is_rejected() -> None:
     sim = build_at_once("fair", _holders({"alice": 2}, queue="adhoc"), alloc)
     result = sim.run()
     assert result.jobs_failed == 2 and result.jobs_completed == 0
+
+
+@pytest.mark.parametrize(
+    ("kind", "expected"), [("fair", {"root.alice", "root.bob"}), ("capacity", {"root.default"})]
+)
+def test_a_trace_job_that_names_no_queue_runs_where_its_scheduler_puts_it(
+    tmp_path: Path, kind: str, expected: set[str]
+) -> None:
+    """SLS submits a job with the queue its trace names (``SLSRunner``): ``default`` names none,
+    so a FairScheduler runs it in root.<user>; a CapacityScheduler in its leaf ``default``."""
+    trace = tmp_path / "users.sls.json"
+    trace.write_text(
+        "".join(
+            json.dumps({
+                "job.start.ms": 0, "job.queue.name": "default", "job.id": f"job_{user}",
+                "job.user": user, "num.nodes": 2,
+                "job.tasks": [{"container.host": "/rack/node1", "container.start.ms": 0,
+                               "container.end.ms": 60000, "container.type": "map"}],
+            })
+            for user in ("alice", "bob")
+        )
+    )  # fmt: skip
+    workload = load_workload(f"sls:{trace}")
+    assert workload.queues == ("root.default",)
+    sim = build_at_once(kind, workload)
+    sim.run_until(30.0)
+    assert {view.queue for view in sim.app_views()} == expected

@@ -161,10 +161,10 @@ def test_sls_duration_form_counts_and_job_copies() -> None:
     assert groups_by_key(first.reduces) == {(3072, 1, 20.0): 1}
     assert all(g.cpu_cores == 0 and g.disk_mbps == 0 for g in (*first.maps, *first.reduces))
     assert [j.job_id for j in copies] == ["job_2", "job_3", "job_4"]
-    for job in copies:
+    for job in copies:  # the queue as the trace asks for it; the queues to declare have root.
         assert (job.submit_s, job.queue, job.am_memory_mb, job.reduces) == (
             60.0,
-            "root.etl",
+            "etl",
             1024,
             (),
         )

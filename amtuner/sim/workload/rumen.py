@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from amtuner.sim.placement import with_root
 from amtuner.sim.spec import JobSpec, TaskGroup, TaskKind, Workload
 from amtuner.sim.workload.costs import AM_STARTUP_S, AM_TEARDOWN_S, PAPER_NODE_DISK_MBPS
 from amtuner.sim.workload.sls import (
@@ -22,7 +23,7 @@ def load_rumen(path: str | Path) -> Workload:
     """A rumen job-history trace (concatenated JSON jobs), read as SLS's RUMEN trace type does.
 
     Per job (yarn-facts §6.1): submit time = ``submitTime`` minus the first job's ``submitTime``;
-    ``queue`` (``root.`` prefixed) and ``user``; one task per entry of ``mapTasks`` and
+    ``queue`` (asked for, as for `load_sls`) and ``user``; one task per entry of ``mapTasks`` and
     ``reduceTasks`` whose duration is its last attempt's ``finishTime − startTime``. Container
     sizes: ``mapreduce.{map,reduce}.memory.mb`` and ``yarn.app.mapreduce.am.resource.mb`` from
     ``jobProperties`` when set (the job's real request), else the SLS defaults (1024). Everything
@@ -79,8 +80,7 @@ def load_rumen(path: str | Path) -> Workload:
         queue = obj.get("queue")
         if not isinstance(queue, str) or not queue:
             raise WorkloadError(f"{where}: queue must be a non-empty string")
-        queue = queue if queue == "root" or queue.startswith("root.") else f"root.{queue}"
-        queues.setdefault(queue)
+        queues.setdefault(with_root(queue))
         user = obj.get("user")
         jobs.append(
             JobSpec(

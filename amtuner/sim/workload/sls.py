@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from amtuner.sim.placement import with_root
 from amtuner.sim.spec import JobSpec, TaskGroup, TaskKind, Workload
 from amtuner.sim.workload.costs import AM_STARTUP_S, AM_TEARDOWN_S, PAPER_NODE_DISK_MBPS
 from amtuner.sim.workload.tracefile import WorkloadError, integer, json_objects, number
@@ -28,7 +29,8 @@ def load_sls(path: str | Path) -> Workload:
     """A Hadoop SLS JSON job trace: a stream of concatenated JSON objects, not an array.
 
     Read as SLSRunner does (yarn-facts §6.1): ``job.start.ms`` → submit time, ``job.queue.name``
-    → queue (``root.`` prefixed unless present), ``job.user``, ``job.count`` copies of the job,
+    → the queue the job asks for, as SLS submits it (``default`` names none: a FairScheduler's
+    placement rules decide, `amtuner.sim.placement`), ``job.user``, ``job.count`` copies of the job,
     per task ``count``, ``container.type`` map/reduce, ``container.memory-mb``/``vcores`` (SLS
     defaults 1024/1) and the duration from ``container.duration.ms``, else ``duration.ms``, else
     ``container.end.ms − container.start.ms`` (must be > 0). Identical tasks of a job become one
@@ -53,7 +55,7 @@ def load_sls(path: str | Path) -> Workload:
         if "job.tasks" in obj:
             for job in _sls_jobs(obj, where, len(jobs), hosts):
                 jobs.append(job)
-                queues.setdefault(job.queue)
+                queues.setdefault(with_root(job.queue))
         elif "num.nodes" in obj:
             header_nodes = integer(obj, "num.nodes", None, where, minimum=1)
         else:
@@ -94,8 +96,6 @@ def _sls_jobs(obj: dict[str, Any], where: str, first_index: int, hosts: set[str]
     queue = obj.get("job.queue.name")
     if not isinstance(queue, str) or not queue:
         raise WorkloadError(f"{where}: job.queue.name must be a non-empty string")
-    if queue != "root" and not queue.startswith("root."):
-        queue = f"root.{queue}"
     tasks = obj["job.tasks"]
     if not isinstance(tasks, list) or not tasks:
         raise WorkloadError(f'{where}: job.tasks must be a non-empty list ("No task for the job!")')
