@@ -38,6 +38,13 @@ GLOBAL_TARGET = ""
 """The target key for the scheduler-wide value (CS global AMRP, FS queueMaxAMShareDefault)."""
 
 
+def queue_path(name: str) -> str:
+    """A queue named by its full path or by a name under root, as a full path: ``default`` is
+    ``root.default`` (Hadoop's ``FairQueuePlacementUtils.assureRoot``; a CapacityScheduler leaf
+    under root by its short name)."""
+    return name if name == "root" or name.startswith("root.") else f"root.{name}"
+
+
 @dataclass(frozen=True, slots=True)
 class QueueStats:
     """One leaf queue as the RM reports it; `None` where this RM version does not say."""

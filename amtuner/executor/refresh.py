@@ -27,10 +27,9 @@ from amtuner.executor.files import restore, write_atomically
 from amtuner.executor.xmledit import (
     CS_GLOBAL_KEY,
     Edit,
-    capacity_queue_path,
     format_value,
 )
-from amtuner.model import GLOBAL_TARGET
+from amtuner.model import GLOBAL_TARGET, queue_path
 
 SCHEDULER_CONF_PATH = "/ws/v1/cluster/scheduler-conf"
 _TAIL = 600
@@ -136,7 +135,7 @@ def sched_conf_xml(targets: Mapping[str, tuple[float | None, float | None]]) -> 
                 "    </entry>\n  </global-updates>\n"
             )
         else:
-            queue = escape(capacity_queue_path(target))
+            queue = escape(queue_path(target))
             parts.append(
                 f"  <update-queue>\n    <queue-name>{queue}</queue-name>\n    <params>\n"
                 "      <entry>\n        <key>maximum-am-resource-percent</key>\n"

@@ -31,7 +31,7 @@ from amtuner.executor.xmlnodes import (
     parse,
     replace_text,
 )
-from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a
+from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a, queue_path
 
 CS_PREFIX = "yarn.scheduler.capacity."
 CS_GLOBAL_KEY = CS_PREFIX + "maximum-am-resource-percent"
@@ -51,17 +51,10 @@ the child elements of the same names."""
 format_value = format_a
 
 
-def capacity_queue_path(target: str) -> str:
-    """CS keys use full queue paths; accept ``default`` as shorthand for ``root.default``."""
-    if target == "root" or target.startswith("root."):
-        return target
-    return "root." + target
-
-
 def capacity_key(target: str) -> str:
     if target == GLOBAL_TARGET:
         return CS_GLOBAL_KEY
-    return CS_PREFIX + capacity_queue_path(target) + CS_QUEUE_SUFFIX
+    return CS_PREFIX + queue_path(target) + CS_QUEUE_SUFFIX
 
 
 def _fair_segments(target: str) -> list[str]:
@@ -242,7 +235,7 @@ class SchedulerFile:
         return prop
 
     def _check_capacity_queue(self, target: str) -> None:
-        parts = capacity_queue_path(target).split(".")
+        parts = queue_path(target).split(".")
         for depth in range(1, len(parts)):
             parent = ".".join(parts[:depth])
             key = f"{CS_PREFIX}{parent}.queues"
@@ -251,7 +244,7 @@ class SchedulerFile:
             children = [q.strip() for q in declared.split(",")]
             if parts[depth] not in children:
                 raise ExecutorError(
-                    f"{self.path}: queue {capacity_queue_path(target)!r} is not declared "
+                    f"{self.path}: queue {queue_path(target)!r} is not declared "
                     f"({key} = {declared!r}); amtuner does not create queues"
                 )
         if self._property(f"{CS_PREFIX}{'.'.join(parts)}.queues") is not None:
@@ -333,7 +326,7 @@ class SchedulerFile:
             return target
         if self.kind is SchedulerKind.FAIR:
             return ".".join(_fair_segments(target))
-        return capacity_queue_path(target)
+        return queue_path(target)
 
     def _encode(self, text: str) -> bytes:
         try:

@@ -19,9 +19,9 @@ from dataclasses import dataclass
 
 import requests
 
+from amtuner.model import queue_path
 from amtuner.realyarn import apps
 from amtuner.realyarn.cluster import ClusterSpec
-from amtuner.sim.placement import with_root
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, Heartbeats, JobSpec, Workload
 
@@ -98,7 +98,7 @@ def holding_am(records: list[dict[str, object]]) -> list[str]:
     """The queues (full paths) of the apps that hold their AM container: RUNNING
     (registered), or ACCEPTED with a container (allocated, not yet registered by the AM host)."""
     return [
-        with_root(str(a["queue"]))
+        queue_path(str(a["queue"]))
         for a in records
         if a["state"] == "RUNNING"
         or (a["state"] == "ACCEPTED" and int(str(a.get("runningContainers") or 0)) > 0)

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from xml.etree.ElementTree import Element
 
+from amtuner.model import queue_path
 from amtuner.sim.sched_config import SchedulerConfigError
 
 USER_AS_DEFAULT_QUEUE = "yarn.scheduler.fair.user-as-default-queue"
@@ -48,11 +49,6 @@ Configured = Callable[[str], bool]
 """Whether the allocation file declares a queue (full path)."""
 
 
-def with_root(name: str) -> str:
-    """``FairQueuePlacementUtils.assureRoot``."""
-    return name if name == "root" or name.startswith("root.") else f"root.{name}"
-
-
 def clean(user: str) -> str:
     """A user name as a queue name (``FairQueuePlacementUtils.cleanName``): trimmed, each '.'
     written ``_dot_``."""
@@ -69,12 +65,12 @@ def _specified(rule: PlacementRule, asked: str, user: str, configured: Configure
         raise Rejected(f"Application submitted by user {user} with illegal queue name '{asked}'.")
     if asked == UNSPECIFIED:  # the app named no queue: the next rule decides
         return None
-    queue = with_root(asked)
+    queue = queue_path(asked)
     return queue if rule.create or configured(queue) else None
 
 
 def _user(rule: PlacementRule, asked: str, user: str, configured: Configured) -> str | None:
-    queue = with_root(clean(user))
+    queue = queue_path(clean(user))
     return queue if rule.create or configured(queue) else None
 
 
@@ -147,7 +143,7 @@ def _rule(el: Element) -> PlacementRule:
         raise SchedulerConfigError(f"queuePlacementPolicy: No rule class found for {name}")
     create = el.get("create", "").strip().lower() in ("", "true")  # FSPlacementRule.getCreateFlag
     queue = el.get("queue", "").strip()
-    return PlacementRule(name, create, with_root(queue) if _valid(queue) else "root.default")
+    return PlacementRule(name, create, queue_path(queue) if _valid(queue) else "root.default")
 
 
 def parse_policy(el: Element) -> tuple[PlacementRule, ...]:

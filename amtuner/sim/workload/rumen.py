@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from amtuner.sim.placement import with_root
+from amtuner.model import queue_path
 from amtuner.sim.spec import JobSpec, TaskGroup, TaskKind, Workload
 from amtuner.sim.workload.costs import AM_STARTUP_S, AM_TEARDOWN_S, PAPER_NODE_DISK_MBPS
 from amtuner.sim.workload.sls import (
@@ -80,7 +80,7 @@ def load_rumen(path: str | Path) -> Workload:
         queue = obj.get("queue")
         if not isinstance(queue, str) or not queue:
             raise WorkloadError(f"{where}: queue must be a non-empty string")
-        queues.setdefault(with_root(queue))
+        queues.setdefault(queue_path(queue))
         user = obj.get("user")
         jobs.append(
             JobSpec(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from amtuner.sim.placement import with_root
+from amtuner.model import queue_path
 from amtuner.sim.spec import JobSpec, TaskGroup, TaskKind, Workload
 from amtuner.sim.workload.costs import AM_STARTUP_S, AM_TEARDOWN_S, PAPER_NODE_DISK_MBPS
 from amtuner.sim.workload.tracefile import WorkloadError, integer, json_objects, number
@@ -55,7 +55,7 @@ def load_sls(path: str | Path) -> Workload:
         if "job.tasks" in obj:
             for job in _sls_jobs(obj, where, len(jobs), hosts):
                 jobs.append(job)
-                queues.setdefault(with_root(job.queue))
+                queues.setdefault(queue_path(job.queue))
         elif "num.nodes" in obj:
             header_nodes = integer(obj, "num.nodes", None, where, minimum=1)
         else:
