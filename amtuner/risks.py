@@ -18,10 +18,9 @@ from collections.abc import Sequence
 
 from amtuner.config import Config
 from amtuner.executor import SchedulerFile
+from amtuner.executor.xmledit import FS_QUEUE_TAGS
 from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
 from amtuner.preflight import live_cycle_problems
-
-_QUEUE_TAGS = ("queue", "pool")
 
 
 def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list[str]:
@@ -30,7 +29,7 @@ def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list
     risks: list[str] = []
     if sched_file.kind == SchedulerKind.FAIR:
         risks += _fair_structure_risks(root)
-        risks += _made_queues_untuned(root, obs, cfg.scheduler.targets)
+        risks += _made_queues_untuned(sched_file, obs, cfg.scheduler.targets)
     am_mb = cfg.controller.unit_mb * 2
     for target in cfg.scheduler.targets or (GLOBAL_TARGET,):
         name = target or "global value"
@@ -74,7 +73,7 @@ def _fair_structure_risks(root: ET.Element) -> list[str]:
     if default is None:
         return []
     declared_root = next(
-        (q for q in root if q.tag in _QUEUE_TAGS and q.get("name") == "root"), None
+        (q for q in root if q.tag in FS_QUEUE_TAGS and q.get("name") == "root"), None
     )
     if declared_root is not None and declared_root.find("maxRunningApps") is not None:
         return []
@@ -85,32 +84,19 @@ def _fair_structure_risks(root: ET.Element) -> list[str]:
     ]
 
 
-def _declared_fair_queues(root: ET.Element) -> set[str]:
-    """The queue paths an allocation file declares; root is implied unless it is declared."""
-    paths = {"root"}
-
-    def walk(el: ET.Element, parent: str | None) -> None:
-        for q in el:
-            if q.tag in _QUEUE_TAGS:
-                name = (q.get("name") or "").strip()
-                path = "root" if parent is None and name == "root" else f"{parent or 'root'}.{name}"
-                paths.add(path)
-                walk(q, path)
-
-    walk(root, None)
-    return paths
-
-
-def _made_queues_untuned(root: ET.Element, obs: Observation, targets: Sequence[str]) -> list[str]:
+def _made_queues_untuned(
+    sched_file: SchedulerFile, obs: Observation, targets: Sequence[str]
+) -> list[str]:
     """Apps in leaves the file does not declare, while only declared queues are tuned: the
     FairScheduler made those leaves for the apps (by default an app that names no queue goes to
     root.<user>: ``QueuePlacementPolicy`` with ``user-as-default-queue``), and their AM limit is
     queueMaxAMShareDefault, which per-queue targets leave alone."""
     if not targets or GLOBAL_TARGET in targets:
         return []
-    declared = _declared_fair_queues(root)
     made = sorted(
-        q.name for q in obs.queues if q.pending_apps + q.running_apps and q.name not in declared
+        q.name
+        for q in obs.queues
+        if q.pending_apps + q.running_apps and not sched_file.declares(q.name)
     )
     if not made:
         return []

@@ -182,6 +182,15 @@ class SchedulerFile:
             )
         return parent
 
+    def declares(self, queue: str) -> bool:
+        """Whether a FairScheduler file declares the leaf ``queue`` (a full path), as `edit`
+        finds it: a queue the scheduler made for apps (root.<user>) is not declared."""
+        try:
+            self._fair_queue(queue)
+        except ExecutorError:
+            return False
+        return True
+
     def _fair_value_node(self, target: str) -> tuple[Node, Node | None]:
         """(element that holds or would hold the value, value element if present)."""
         if target == GLOBAL_TARGET:
