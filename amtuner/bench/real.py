@@ -240,7 +240,7 @@ def holding_am(
     return {
         str(a["id"]): since.get(str(a["id"]), now)
         for a in records
-        if a["state"] == "ACCEPTED" and int(a.get("runningContainers") or 0) > 0
+        if apps.am_allocated(a)
     }
 
 

@@ -100,8 +100,7 @@ def holding_am(records: list[dict[str, object]]) -> list[str]:
     return [
         queue_path(str(a["queue"]))
         for a in records
-        if a["state"] == "RUNNING"
-        or (a["state"] == "ACCEPTED" and int(str(a.get("runningContainers") or 0)) > 0)
+        if a["state"] == "RUNNING" or apps.am_allocated(a)
     ]
 
 

@@ -96,6 +96,11 @@ def listed(session: requests.Session, url: str, states: str = "") -> list[dict[s
     return list(apps)
 
 
+def am_allocated(record: dict[str, object]) -> bool:
+    """An app ACCEPTED with a container: its AM's, allocated and not yet registered."""
+    return record["state"] == "ACCEPTED" and int(str(record.get("runningContainers") or 0)) > 0
+
+
 def kill_all(session: requests.Session, url: str) -> None:
     for app in listed(session, url, "NEW,NEW_SAVING,SUBMITTED,ACCEPTED,RUNNING"):
         kill(session, url, str(app["id"]))
