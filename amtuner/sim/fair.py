@@ -420,7 +420,9 @@ class FairScheduler(Scheduler):
     def assign(self, runtime: Runtime) -> None:
         """Place containers until nothing more fits. An AM refused in a leaf (by maxAMShare or
         for want of a node) stops AMs behind it in that leaf for this pass: with equal AM sizes,
-        as MapReduce's are, they would be refused too."""
+        as MapReduce's are, they would be refused too. maxAMShare is asked first, as
+        ``FSAppAttempt.assignContainer`` asks ``canRunAppAM`` before it looks at room: an AM
+        it refuses leaves the leaf's tasks free to take what is left."""
         if self._shares_dirty:
             self._update_shares()
         cluster = self.cluster
@@ -435,11 +437,14 @@ class FairScheduler(Scheduler):
             if self._am_next(leaf, am_blocked):
                 app = leaf.am_heap[0][1]
                 mem, vc = app.am_memory_mb, app.am_vcores
+                if not self.am_allowed(leaf, app):
+                    am_blocked.add(id(leaf))
+                    continue
                 if not self._fits_max(leaf, mem, vc):
                     blocked.add(id(leaf))
                     continue
                 node = cluster.find(mem, vc)
-                if node is None or not self.am_allowed(leaf, app):
+                if node is None:
                     am_blocked.add(id(leaf))
                     continue
                 heapq.heappop(leaf.am_heap)

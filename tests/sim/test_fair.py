@@ -379,3 +379,21 @@ def test_hadoop_2_8_checks_ams_on_memory_alone(hadoop: str) -> None:
     else:
         assert leaf.am_limit.memory_mb == 16384 and leaf.am_limit.vcores <= 4
         assert leaf.num_active_apps < 8
+
+
+def test_an_am_refused_by_max_am_share_leaves_room_to_the_leafs_tasks() -> None:
+    """Hadoop 3.x ``FSAppAttempt.assignContainer`` asks ``canRunAppAM`` before anything else:
+    an AM over maxAMShare is passed over and the leaf's next app takes the node, however
+    little room is left. Here the first app's AM uses the whole limit (0.25 of 8 GB), and each
+    of its maps that ends leaves 1 GB, less than the waiting AM's 2 GB: its next map must take
+    it at once."""
+    wl = _workload({"root.default": 2}, maps=40)
+    sim = build_at_once(
+        "fair", wl, _alloc('<queue name="default"><maxAMShare>0.25</maxAMShare></queue>')
+    )
+    first = sim.apps[0]
+    for step in range(1, 120):
+        sim.run_until(step * 0.5)
+        if first.pending_containers:
+            assert sim.cluster.free_mb < 1024, f"1 GB left idle at {step * 0.5} s"
+    assert first.maps_done > 6 and sim.apps[1].am_node is None
