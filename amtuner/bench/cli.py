@@ -59,7 +59,7 @@ def _heartbeats_option(p: argparse.ArgumentParser) -> None:
         "--heartbeats", choices=sorted(HEARTBEATS), default=DEFAULT_HEARTBEATS,
         help="how the simulated RM hands out containers, as `amtuner simulate --heartbeats`: "
         "hadoop3 (Hadoop 3.5.0's defaults, the default), hadoop3-sync (a CapacityScheduler on "
-        "node heartbeats) or none (at once)",
+        "node heartbeats), hadoop3-mr (with MapReduce's reduce ramp-up) or none (at once)",
     )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from amtuner.model import SchedulerKind
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.jobs import App, Runtime, Scheduler
+from amtuner.sim.mrallocator import Resource
 from amtuner.sim.sched_config import SchedulerConfigError
 from amtuner.sim.sched_config.capacity import CSConf, CSQueueConf, parse_capacity_config
 from amtuner.sim.view import QueueView, Res
@@ -408,6 +409,25 @@ class CapacityScheduler(Scheduler):
         self._activate(leaf)
 
     # allocation
+
+    def headroom(self, app: App) -> Resource:
+        """``LeafQueue.getHeadroom``: the lesser of the user's limit less what the user holds
+        and the queue's current limit less what the queue holds, rounded down to the minimum
+        allocation, and no more than the cluster has free. Memory decides: the default resource
+        calculator's."""
+        leaf: CSQueue = app.leaf  # type: ignore[assignment]
+        cluster = self.cluster
+        mb = min(
+            self.user_limit_mb(leaf) - leaf.user_used.get(app.user, 0),
+            self.current_limit_mb(leaf) - leaf.used_mb,
+        )
+        step = cluster.min_alloc_mb
+        mb = abs(mb) // step * step * (1 if mb >= 0 else -1)
+        free_vc = cluster.total_vcores - cluster.used_vcores
+        return min(mb, cluster.total_mb - cluster.used_mb), free_vc
+
+    def counts_vcores(self) -> bool:
+        return False
 
     def _pick_leaf(self, blocked: set[int]) -> CSQueue | None:
         lone = self._lone_leaf

@@ -36,6 +36,7 @@ from amtuner.sim.fairshare import (
 )
 from amtuner.sim.fsqueue import FSQueue, check_busy_leaves, rebuilt_queues, recount_parents
 from amtuner.sim.jobs import App, Runtime, Scheduler
+from amtuner.sim.mrallocator import Resource
 from amtuner.sim.placement import Rejected, place, rules_from_site
 from amtuner.sim.sched_config.fair import (
     UNLIMITED,
@@ -342,6 +343,25 @@ class FairScheduler(Scheduler):
         self._promote_nonrunnable()
 
     # allocation
+
+    def headroom(self, app: App) -> Resource:
+        """``FSAppAttempt.getHeadroom``: what the cluster and the leaf's maximum have free,
+        with memory also capped by the leaf's fair share less its usage
+        (``SchedulingPolicy.getHeadroom``); under ``drf`` vcores are capped the same way."""
+        if self._shares_dirty:
+            self._update_shares()
+        leaf: FSQueue = app.leaf  # type: ignore[assignment]
+        cluster = self.cluster
+        free_mb = min(cluster.total_mb - cluster.used_mb, leaf.max_mb - leaf.used_mb)
+        free_vc = min(
+            cluster.total_vcores - cluster.used_vcores, leaf.max_vcores - leaf.used_vcores
+        )
+        if leaf.policy == "drf":
+            free_vc = min(free_vc, max(leaf.fair_vcores - leaf.used_vcores, 0))
+        return min(free_mb, max(leaf.fair_mb - leaf.used_mb, 0)), free_vc
+
+    def counts_vcores(self) -> bool:
+        return True
 
     def _pick_leaf(self, blocked: set[int], am_blocked: set[int]) -> FSQueue | None:
         lone = self._lone_leaf

@@ -6,10 +6,11 @@ without running until the last map is done. When every task is done the AM tears
 ``am_teardown_s`` and releases its container. Pending requests are a few `Unit`s with a count;
 only running containers have a record each (a heap entry on their node).
 
-An app's maps are served before its reduces. Hadoop asks for reduces at a higher priority but
-ramps them down and preempts them whenever its maps lack room (``preemptReducesIfNeeded``); the
-net effect is this order, so a reduce is only ever granted once every map of its job is placed,
-and AMs plus held reduces can never starve their own maps for good.
+By default an app's maps are served before its reduces, so a reduce is only granted once every
+map of its job is placed, and AMs plus held reduces can never starve their own maps. With
+``Heartbeats.reduce_ramp`` the AM behaves as MapReduce's does (`amtuner.sim.mrallocator`): it
+asks for reduces at a higher priority than maps, as many as its headroom allows, and preempts
+held reduces when its maps starve; it then reconsiders every AM heartbeat while maps wait.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from amtuner.sim.cluster import Cluster, Node, TaskSink, normalise_up
 from amtuner.sim.engine import Engine, Event
+from amtuner.sim.mrallocator import HEARTBEAT_S, Resource, Tasks, heartbeat
 from amtuner.sim.spec import Heartbeats, JobSpec, TaskGroup
 from amtuner.sim.view import AppState
 
@@ -39,14 +41,46 @@ class Unit:
 
     __slots__ = ("count", "cpu", "disk", "duration_s", "is_map", "memory_mb", "vcores")
 
-    def __init__(self, group: TaskGroup, memory_mb: int) -> None:
-        self.is_map = group.kind == "map"
-        self.count = group.count
+    def __init__(
+        self,
+        is_map: bool,
+        count: int,
+        memory_mb: int,
+        vcores: int,
+        duration_s: float,
+        cpu: float,
+        disk: float,
+    ) -> None:
+        self.is_map = is_map
+        self.count = count
         self.memory_mb = memory_mb
-        self.vcores = group.vcores
-        self.duration_s = group.duration_s
-        self.cpu = group.cpu_cores
-        self.disk = group.disk_mbps
+        self.vcores = vcores
+        self.duration_s = duration_s
+        self.cpu = cpu
+        self.disk = disk
+
+    @staticmethod
+    def of(group: TaskGroup, memory_mb: int) -> Unit:
+        return Unit(
+            group.kind == "map",
+            group.count,
+            memory_mb,
+            group.vcores,
+            group.duration_s,
+            group.cpu_cores,
+            group.disk_mbps,
+        )
+
+    def like(self, count: int) -> Unit:
+        """``count`` more tasks like these, a record of their own."""
+        return Unit(
+            self.is_map, count, self.memory_mb, self.vcores, self.duration_s, self.cpu, self.disk
+        )
+
+    def split(self, count: int) -> Unit:
+        """``count`` of these tasks as a record of their own, taken from this one."""
+        self.count -= count
+        return self.like(count)
 
 
 class App:
@@ -55,6 +89,7 @@ class App:
         "am_node",
         "am_vcores",
         "app_id",
+        "beat_due",
         "finished_s",
         "held_reduces",
         "hkey",
@@ -62,13 +97,21 @@ class App:
         "in_heap",
         "index",
         "leaf",
+        "map_ask",
+        "maps_asked_s",
         "maps_done",
+        "maps_granted",
         "maps_total",
         "pending",
         "pending_containers",
         "pending_mb",
+        "reduce_ask",
+        "reduce_started",
+        "reduces_asked",
+        "reduces_assigned",
         "reduces_done",
-        "reduces_requested",
+        "reduces_kept",
+        "reduces_kept_count",
         "reduces_total",
         "running_containers",
         "spec",
@@ -100,9 +143,26 @@ class App:
         self.maps_total = sum(g.count for g in spec.maps)
         self.reduces_total = sum(g.count for g in spec.reduces)
         self.maps_done = 0
+        self.maps_granted = 0
+        self.maps_asked_s = -1.0
+        """When its AM asked for its maps (-1: not yet)."""
         self.reduces_done = 0
-        self.reduces_requested = False
-        self.held_reduces: list[tuple[Node, float, float, float, int, int]] = []
+        self.reduces_kept = [
+            Unit.of(g, normalise_up(g.memory_mb, min_alloc_mb)) for g in spec.reduces if g.count > 0
+        ]
+        """Reduces its AM keeps back, not yet asked for (``pendingReduces``)."""
+        self.reduces_kept_count = self.reduces_total
+        self.reduces_asked = 0
+        self.reduces_assigned = 0
+        """Reduces holding a container: held for their maps, or running."""
+        self.reduce_started = False
+        """Slow start is past (``RMContainerAllocator.reduceStarted``)."""
+        self.map_ask = _ask_of(spec.maps)
+        self.reduce_ask = _ask_of(spec.reduces)
+        self.beat_due = False
+        """Its AM's next reduce-scheduling heartbeat is queued."""
+        self.held_reduces: list[tuple[Node, Unit, float]] = []
+        """(node, request, work) of each reduce given a container before its maps are done."""
         self.used_mb = 0
         self.used_vcores = 0
         self.running_containers = 0
@@ -120,6 +180,12 @@ class App:
         if total == 0:
             return 0.0
         return 100.0 * (self.maps_done + self.reduces_done) / total
+
+
+def _ask_of(groups: tuple[TaskGroup, ...]) -> Resource:
+    """The resource a MapReduce AM asks per task of a kind (``mapreduce.{map,reduce}.memory.mb``
+    and ``.cpu.vcores``, before the RM normalises them): its first group's."""
+    return (groups[0].memory_mb, groups[0].vcores) if groups else (0, 0)
 
 
 class Scheduler:
@@ -143,6 +209,15 @@ class Scheduler:
         raise NotImplementedError
 
     def app_finished(self, app: App) -> None:
+        raise NotImplementedError
+
+    def headroom(self, app: App) -> Resource:
+        """What the RM tells ``app``'s AM it may still get (``getHeadroom``), in (MB, vcores)."""
+        raise NotImplementedError
+
+    def counts_vcores(self) -> bool:
+        """Whether the RM tells AMs that it schedules vcores (``getSchedulingResourceTypes``
+        includes CPU): MapReduce then fits tasks into its headroom by vcores too."""
         raise NotImplementedError
 
     def assign(self, runtime: Runtime) -> None:
@@ -255,6 +330,9 @@ class Runtime(TaskSink):
         self._exit_beat = heartbeats.node_s if heartbeats.am_exit_on_node_beat else 0.0
         self._maps_off_switch = heartbeats.maps_off_switch
         self._max_mb = cluster.nodes[0].memory_mb
+        self._vcores_count = scheduler.counts_vcores()
+        self._beat_s = heartbeats.am_s if heartbeats.am_s > 0 else HEARTBEAT_S
+        self._reduce_ramp = heartbeats.reduce_ramp
         cluster.sink = self
         engine.at_each([app.spec.submit_s for app in apps], self._submit, apps)
 
@@ -324,7 +402,7 @@ class Runtime(TaskSink):
         self.scheduler.on_allocated(app, mem, vc, is_am)
 
     def _next_task(self, app: App, node: Node) -> tuple[int, int, bool]:
-        """Its next pending task on ``node``: started, or held if it is a reduce whose maps are
+        """Its next asked task on ``node``: started, or held if it is a reduce whose maps are
         not all done; (MB, vcores, asked off-switch)."""
         unit = app.pending[0]
         unit.count -= 1
@@ -334,6 +412,14 @@ class Runtime(TaskSink):
         app.pending_containers -= 1
         app.pending_mb -= mem
         work = unit.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
+        if is_map:
+            app.maps_granted += 1
+            if app.maps_granted == app.maps_total and app.reduces_kept_count and self._reduce_ramp:
+                # every map placed: at its next heartbeat its AM asks for every reduce left
+                self.engine.after(self._am_s * self.rng.random(), self._reconsider, app)
+        else:
+            app.reduces_asked -= 1
+            app.reduces_assigned += 1
         if is_map or app.maps_done == app.maps_total:
             done = (app, is_map, mem, vc)
             if self._am_s > 0:
@@ -342,27 +428,80 @@ class Runtime(TaskSink):
             else:
                 self.cluster.start_task(node, work, unit.cpu, unit.disk, done)
         else:
-            app.held_reduces.append((node, work, unit.cpu, unit.disk, mem, vc))
+            app.held_reduces.append((node, unit, work))
         return mem, vc, not is_map or self._maps_off_switch
 
-    def _request(self, app: App, groups: tuple[TaskGroup, ...]) -> None:
-        min_alloc = self.cluster.min_alloc_mb
+    def _add_asks(self, app: App, units: list[Unit], first: bool) -> None:
+        """``units`` reach the RM as asks; ``first``: ahead of the app's other asks, as reduces
+        are (MapReduce asks for reduces at priority 10, maps at 20, and the RM serves an app's
+        asks in priority order: ``SchedulerApplicationAttempt``'s scheduler keys)."""
         added = added_mb = added_vc = 0
-        for group in groups:
-            if group.count <= 0:
-                continue
-            unit = Unit(group, normalise_up(group.memory_mb, min_alloc))
-            app.pending.append(unit)
-            app.pending_containers += unit.count
-            app.pending_mb += unit.count * unit.memory_mb
+        for unit in units:
             added += unit.count
             added_mb += unit.count * unit.memory_mb
             added_vc += unit.count * unit.vcores
         if added == 0:
             return
+        if first:
+            app.pending[0:0] = units
+        else:
+            app.pending.extend(units)
+        app.pending_containers += added
+        app.pending_mb += added_mb
         self.containers_pending += added
         self.scheduler.add_demand(app, added, added_mb, added_vc)
         self.mark_dirty()
+
+    def _ask_kept(self, app: App, count: int = -1, *, first: bool = True) -> None:
+        """Ask for ``count`` (-1: all) of the reduces kept back (``rampUpReduces``), ahead of
+        the app's maps unless not ``first``."""
+        if count < 0:
+            count = app.reduces_kept_count
+        kept = app.reduces_kept
+        units: list[Unit] = []
+        asked = 0
+        while asked < count and kept:
+            unit = kept[0]
+            units.append(unit.split(min(count - asked, unit.count)))
+            asked += units[-1].count
+            if unit.count == 0:
+                kept.pop(0)
+        app.reduces_kept_count -= asked
+        app.reduces_asked += asked
+        self._add_asks(app, units, first)
+
+    def _ramp_down(self, app: App, count: int) -> None:
+        """Withdraw ``count`` reduce asks and keep them back again (``rampDownReduces``). The
+        app's reduce asks are first among its asks (`_add_asks`)."""
+        pending = app.pending
+        gone = gone_mb = gone_vc = 0
+        while gone < count and pending and not pending[0].is_map:
+            unit = pending[0]
+            back = unit.split(min(count - gone, unit.count))
+            app.reduces_kept.append(back)
+            gone += back.count
+            gone_mb += back.count * back.memory_mb
+            gone_vc += back.count * back.vcores
+            if unit.count == 0:
+                pending.pop(0)
+        if gone == 0:
+            return
+        app.reduces_asked -= gone
+        app.reduces_kept_count += gone
+        app.pending_containers -= gone
+        app.pending_mb -= gone_mb
+        self.containers_pending -= gone
+        self.scheduler.add_demand(app, -gone, -gone_mb, -gone_vc)
+
+    def _preempt(self, app: App, count: int) -> None:
+        """Kill ``count`` reduces held for their maps, giving their containers back and keeping
+        their tasks back to be asked for again (``AssignedRequests.preemptReduce``)."""
+        for _ in range(min(count, len(app.held_reduces))):
+            node, unit, _work = app.held_reduces.pop()
+            app.reduces_assigned -= 1
+            app.reduces_kept.append(unit.like(1))
+            app.reduces_kept_count += 1
+            self._release(app, node, unit.memory_mb, unit.vcores)
 
     def _am_ready(self, app: App) -> None:
         min_alloc = self.cluster.min_alloc_mb
@@ -380,16 +519,60 @@ class Runtime(TaskSink):
     def _ask(self, app: App) -> None:
         """The AM's first asks reach the RM: its maps (and its reduces, if slow start lets
         them go at once)."""
-        self._request(app, app.spec.maps)
-        self._maybe_request_reduces(app)
+        min_alloc = self.cluster.min_alloc_mb
+        maps = [Unit.of(g, normalise_up(g.memory_mb, min_alloc)) for g in app.spec.maps]
+        self._add_asks(app, [u for u in maps if u.count > 0], first=False)
+        app.maps_asked_s = self.engine.now
+        self._reconsider(app)
         self._maybe_done(app)
 
-    def _maybe_request_reduces(self, app: App) -> None:
-        if app.reduces_requested or app.reduces_total == 0:
+    def _reconsider(self, app: App) -> None:
+        """Its AM's heartbeat, as far as its reduces go (`mrallocator.heartbeat`). While maps
+        wait it runs again every heartbeat: headroom others free may let it ramp reduces up,
+        and maps starved by its own reduces make it preempt them."""
+        kept = app.reduces_kept_count
+        scheduled_maps = app.maps_total - app.maps_granted
+        if app.finished_s is not None or (scheduled_maps == 0 and kept == 0):
             return
-        if app.maps_total == 0 or app.maps_done >= app.spec.slowstart * app.maps_total:
-            app.reduces_requested = True
-            self._request(app, app.spec.reduces)
+        if not self._reduce_ramp:
+            if app.maps_done >= app.spec.slowstart * app.maps_total:
+                self._ask_kept(app, first=False)
+            return
+        if kept == 0 and app.reduces_asked == 0 and app.reduces_assigned == 0:
+            return
+        tasks = Tasks(
+            app.maps_total,
+            app.maps_done,
+            scheduled_maps,
+            app.maps_granted - app.maps_done,
+            kept,
+            app.reduces_asked,
+            app.reduces_assigned,
+        )
+        move = heartbeat(
+            tasks,
+            started=app.reduce_started,
+            slowstart=app.spec.slowstart,
+            headroom=self.scheduler.headroom(app),
+            map_ask=app.map_ask,
+            reduce_ask=app.reduce_ask,
+            vcores_count=self._vcores_count,
+            maps_waited_s=self.engine.now - app.maps_asked_s,
+        )
+        app.reduce_started = move.started
+        if move.ramp > 0:
+            self._ask_kept(app, move.ramp)
+        elif move.ramp < 0:
+            self._ramp_down(app, -move.ramp)
+        if move.preempt:
+            self._preempt(app, move.preempt)
+        if app.reduce_started and scheduled_maps > 0 and not app.beat_due:
+            app.beat_due = True
+            self.engine.after(self._beat_s, self._beat, app)
+
+    def _beat(self, app: App) -> None:
+        app.beat_due = False
+        self._reconsider(app)
 
     def task_done(self, node: Node, payload: Any) -> None:
         """A task ended; its AM hears of it, and gives its container back, on its next
@@ -401,7 +584,7 @@ class Runtime(TaskSink):
 
     def heard_done(self, node: Node, payload: TaskDone) -> None:
         """The AM hears a task ended: it counts it and starts reduces held for the last map at
-        once; the container's release and any reduces it now asks for reach the RM with its
+        once; the container's release and the reduces it now asks for reach the RM with its
         next heartbeat where that is modelled (`Heartbeats.next_beat`)."""
         app, is_map, mem, vc = payload
         if self._next_beat:
@@ -411,25 +594,26 @@ class Runtime(TaskSink):
         if is_map:
             app.maps_done += 1
             if not self._next_beat:
-                self._maybe_request_reduces(app)
+                self._reconsider(app)
             if app.maps_done == app.maps_total and app.held_reduces:
-                for held in app.held_reduces:
-                    rnode, work, cpu, disk, rmem, rvc = held
-                    self.cluster.start_task(rnode, work, cpu, disk, (app, False, rmem, rvc))
+                for rnode, unit, work in app.held_reduces:
+                    done = (app, False, unit.memory_mb, unit.vcores)
+                    self.cluster.start_task(rnode, work, unit.cpu, unit.disk, done)
                 app.held_reduces.clear()
         else:
             app.reduces_done += 1
+            app.reduces_assigned -= 1
         self._maybe_done(app)
 
     def give_back(self, node: Node, done: TaskDone) -> None:
         """The AM's next heartbeat: the ended task's container goes back (AMRMClient sends a
-        release with its next ``allocate``), and a map's end may let its reduces be asked
+        release with its next ``allocate``), and a map's end may change its reduce asks
         (MapReduce's RMContainerAllocator schedules them after a heartbeat's response, so they
         go out with the next)."""
         app, is_map, mem, vc = done
         self._release(app, node, mem, vc)
         if is_map:
-            self._maybe_request_reduces(app)
+            self._reconsider(app)
 
     def _maybe_done(self, app: App) -> None:
         if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:

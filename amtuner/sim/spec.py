@@ -102,6 +102,12 @@ class Heartbeats:
     """MapReduce maps ask for their split's hosts, so the CapacityScheduler places them
     node-local, several a heartbeat; AMs and reduces ask for any host (off-switch). True where
     the load asks any host for maps too (the AM host of `amtuner bench real`)."""
+    reduce_ramp: bool = False
+    """MapReduce's AM asks for reduces ahead of its maps, as many as its headroom allows, and
+    preempts them when its maps starve (`amtuner.sim.mrallocator`: the ``hadoop3-mr`` model).
+    False: it asks for every reduce once slow start is past, served after its maps, as the AM
+    host of `amtuner bench real` does (it asks for reduces once every map is placed). Not the
+    default until it is checked against MapReduce's own AM on a real RM."""
 
 
 HADOOP_3 = Heartbeats()
@@ -116,7 +122,15 @@ HADOOP_3_SYNC = Heartbeats(cs_async_s=0.0)
 """Hadoop 3.x with a CapacityScheduler that places containers on node heartbeats only
 (``schedule-asynchronously.enable`` false)."""
 
-HEARTBEATS = {"none": IMMEDIATE, "hadoop3": HADOOP_3, "hadoop3-sync": HADOOP_3_SYNC}
+HADOOP_3_MR = Heartbeats(reduce_ramp=True)
+"""Hadoop 3.x with MapReduce's reduce ramp-up, request priorities and reduce preemption."""
+
+HEARTBEATS = {
+    "none": IMMEDIATE,
+    "hadoop3": HADOOP_3,
+    "hadoop3-sync": HADOOP_3_SYNC,
+    "hadoop3-mr": HADOOP_3_MR,
+}
 """The heartbeat models a command line can name (``--heartbeats``)."""
 
 DEFAULT_HEARTBEATS = "hadoop3"

@@ -13,3 +13,12 @@ def build_at_once(*args: Any, **kwargs: Any) -> Simulation:
     scheduler's placement rules at the instant room appears, not of the heartbeats that pace
     them (those are tests/sim/test_heartbeats.py's)."""
     return build_simulation(*args, heartbeats=IMMEDIATE, **kwargs)
+
+
+def fair_reloads(writes: list[float]) -> list[float]:
+    """When a FairScheduler loads the allocation file written at ``writes``: at the first 10 s
+    poll more than 5 s after each write (yarn-facts §2.3), unless a newer write has replaced
+    the file by then (a cycle and a poll at the same instant: the cycle writes first)."""
+    polls = [10 * ((w + 5) // 10 + 1) for w in writes]
+    later = [*writes[1:], float("inf")]
+    return sorted({p for p, nxt in zip(polls, later, strict=True) if nxt > p})
