@@ -24,7 +24,9 @@ import sys
 import zlib
 from pathlib import Path
 
-CORE = ("engine", "cluster", "jobs", "mrallocator", "capacity", "fair", "fairshare", "fsqueue")
+CORE = (
+    "engine", "cluster", "units", "jobs", "mrallocator", "capacity", "fair", "fairshare", "fsqueue"
+)
 """The modules compiled: what runs per event. The rest of the simulator (configuration readers,
 workloads, the REST face) runs once per run or per request and stays Python."""
 
