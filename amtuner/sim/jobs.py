@@ -23,7 +23,7 @@ from amtuner.sim.cluster import Cluster, Node, TaskSink, normalise_up
 from amtuner.sim.engine import Engine, Event
 from amtuner.sim.mrallocator import HEARTBEAT_S, Resource, Tasks, heartbeat
 from amtuner.sim.spec import Heartbeats, JobSpec, TaskGroup
-from amtuner.sim.units import Unit
+from amtuner.sim.units import Unit, take_reduces
 from amtuner.sim.view import AppState
 
 DURATION_JITTER = 0.1
@@ -63,7 +63,6 @@ class App:
         "reduces_assigned",
         "reduces_done",
         "reduces_kept",
-        "reduces_kept_count",
         "reduces_total",
         "running_containers",
         "spec",
@@ -99,11 +98,8 @@ class App:
         self.maps_asked_s = -1.0
         """When its AM asked for its maps (-1: not yet)."""
         self.reduces_done = 0
-        self.reduces_kept = [
-            Unit.of(g, normalise_up(g.memory_mb, min_alloc_mb)) for g in spec.reduces if g.count > 0
-        ]
-        """Reduces its AM keeps back, not yet asked for (``pendingReduces``)."""
-        self.reduces_kept_count = self.reduces_total
+        self.reduces_kept = [Unit.of(g, min_alloc_mb) for g in spec.reduces if g.count > 0]
+        """Reduces its AM keeps back, not yet asked for (``pendingReduces``); no record empty."""
         self.reduces_asked = 0
         self.reduces_assigned = 0
         """Reduces holding a container: held for their maps, or running."""
@@ -366,7 +362,7 @@ class Runtime(TaskSink):
         work = unit.duration_s * (1.0 + DURATION_JITTER * (2.0 * self.rng.random() - 1.0))
         if is_map:
             app.maps_granted += 1
-            if app.maps_granted == app.maps_total and app.reduces_kept_count and self._reduce_ramp:
+            if self._reduce_ramp and app.maps_granted == app.maps_total and app.reduces_kept:
                 # every map placed: at its next heartbeat its AM asks for every reduce left
                 self.engine.after(self._am_s * self.rng.random(), self._reconsider, app)
         else:
@@ -387,63 +383,44 @@ class Runtime(TaskSink):
         """``units`` reach the RM as asks; ``first``: ahead of the app's other asks, as reduces
         are (MapReduce asks for reduces at priority 10, maps at 20, and the RM serves an app's
         asks in priority order: ``SchedulerApplicationAttempt``'s scheduler keys)."""
-        added = added_mb = added_vc = 0
-        for unit in units:
-            added += unit.count
-            added_mb += unit.count * unit.memory_mb
-            added_vc += unit.count * unit.vcores
-        if added == 0:
+        if not units:
             return
         if first:
             app.pending[0:0] = units
         else:
             app.pending.extend(units)
-        app.pending_containers += added
-        app.pending_mb += added_mb
-        self.containers_pending += added
-        self.scheduler.add_demand(app, added, added_mb, added_vc)
+        self._count_asks(app, units, 1)
         self.mark_dirty()
+
+    def _count_asks(self, app: App, units: list[Unit], sign: int) -> None:
+        """Add (``sign`` 1) or withdraw (-1) ``units`` in the pending counts of the app, the
+        runtime and the scheduler."""
+        n = mb = vc = 0
+        for unit in units:
+            n += unit.count
+            mb += unit.count * unit.memory_mb
+            vc += unit.count * unit.vcores
+        app.pending_containers += sign * n
+        app.pending_mb += sign * mb
+        self.containers_pending += sign * n
+        self.scheduler.add_demand(app, sign * n, sign * mb, sign * vc)
 
     def _ask_kept(self, app: App, count: int = -1, *, first: bool = True) -> None:
         """Ask for ``count`` (-1: all) of the reduces kept back (``rampUpReduces``), ahead of
         the app's maps unless not ``first``."""
-        if count < 0:
-            count = app.reduces_kept_count
-        kept = app.reduces_kept
-        units: list[Unit] = []
-        asked = 0
-        while asked < count and kept:
-            unit = kept[0]
-            units.append(unit.split(min(count - asked, unit.count)))
-            asked += units[-1].count
-            if unit.count == 0:
-                kept.pop(0)
-        app.reduces_kept_count -= asked
-        app.reduces_asked += asked
+        units = take_reduces(app.reduces_kept, count if count >= 0 else app.reduces_total)
+        app.reduces_asked += sum(u.count for u in units)
         self._add_asks(app, units, first)
 
     def _ramp_down(self, app: App, count: int) -> None:
         """Withdraw ``count`` reduce asks and keep them back again (``rampDownReduces``). The
         app's reduce asks are first among its asks (`_add_asks`)."""
-        pending = app.pending
-        gone = gone_mb = gone_vc = 0
-        while gone < count and pending and not pending[0].is_map:
-            unit = pending[0]
-            back = unit.split(min(count - gone, unit.count))
-            app.reduces_kept.append(back)
-            gone += back.count
-            gone_mb += back.count * back.memory_mb
-            gone_vc += back.count * back.vcores
-            if unit.count == 0:
-                pending.pop(0)
-        if gone == 0:
+        back = take_reduces(app.pending, count)
+        if not back:
             return
-        app.reduces_asked -= gone
-        app.reduces_kept_count += gone
-        app.pending_containers -= gone
-        app.pending_mb -= gone_mb
-        self.containers_pending -= gone
-        self.scheduler.add_demand(app, -gone, -gone_mb, -gone_vc)
+        app.reduces_kept.extend(back)
+        app.reduces_asked -= sum(u.count for u in back)
+        self._count_asks(app, back, -1)
 
     def _preempt(self, app: App, count: int) -> None:
         """Kill ``count`` reduces held for their maps, giving their containers back and keeping
@@ -452,7 +429,6 @@ class Runtime(TaskSink):
             node, unit, _work = app.held_reduces.pop()
             app.reduces_assigned -= 1
             app.reduces_kept.append(unit.like(1))
-            app.reduces_kept_count += 1
             self._release(app, node, unit.memory_mb, unit.vcores)
 
     def _am_ready(self, app: App) -> None:
@@ -472,8 +448,8 @@ class Runtime(TaskSink):
         """The AM's first asks reach the RM: its maps (and its reduces, if slow start lets
         them go at once)."""
         min_alloc = self.cluster.min_alloc_mb
-        maps = [Unit.of(g, normalise_up(g.memory_mb, min_alloc)) for g in app.spec.maps]
-        self._add_asks(app, [u for u in maps if u.count > 0], first=False)
+        maps = [Unit.of(g, min_alloc) for g in app.spec.maps if g.count > 0]
+        self._add_asks(app, maps, first=False)
         app.maps_asked_s = self.engine.now
         self._reconsider(app)
         self._maybe_done(app)
@@ -482,22 +458,22 @@ class Runtime(TaskSink):
         """Its AM's heartbeat, as far as its reduces go (`mrallocator.heartbeat`). While maps
         wait it runs again every heartbeat: headroom others free may let it ramp reduces up,
         and maps starved by its own reduces make it preempt them."""
-        kept = app.reduces_kept_count
+        kept = app.reduces_kept
         scheduled_maps = app.maps_total - app.maps_granted
-        if app.finished_s is not None or (scheduled_maps == 0 and kept == 0):
+        if app.finished_s is not None or (scheduled_maps == 0 and not kept):
             return
         if not self._reduce_ramp:
             if app.maps_done >= app.spec.slowstart * app.maps_total:
                 self._ask_kept(app, first=False)
             return
-        if kept == 0 and app.reduces_asked == 0 and app.reduces_assigned == 0:
+        if not kept and app.reduces_asked == 0 and app.reduces_assigned == 0:
             return
         tasks = Tasks(
             app.maps_total,
             app.maps_done,
             scheduled_maps,
             app.maps_granted - app.maps_done,
-            kept,
+            sum(u.count for u in kept),
             app.reduces_asked,
             app.reduces_assigned,
         )

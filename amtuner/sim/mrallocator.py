@@ -63,8 +63,6 @@ class Move(NamedTuple):
     """Slow start is past: reduces may be asked for."""
 
 
-STAY = Move(0)
-
 
 def _ratio(numerator: int, denominator: int) -> int:
     """Java's truncating ``long`` division, as ``ResourceCalculatorUtils`` divides."""

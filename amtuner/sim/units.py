@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from amtuner.sim.cluster import normalise_up
 from amtuner.sim.spec import TaskGroup
 
 
@@ -31,11 +32,12 @@ class Unit:
         self.disk = disk
 
     @staticmethod
-    def of(group: TaskGroup, memory_mb: int) -> Unit:
+    def of(group: TaskGroup, min_alloc_mb: int) -> Unit:
+        """The group's tasks, each asking for its memory normalised up as the RM does."""
         return Unit(
             group.kind == "map",
             group.count,
-            memory_mb,
+            normalise_up(group.memory_mb, min_alloc_mb),
             group.vcores,
             group.duration_s,
             group.cpu_cores,
@@ -52,3 +54,17 @@ class Unit:
         """``count`` of these tasks as a record of their own, taken from this one."""
         self.count -= count
         return self.like(count)
+
+
+def take_reduces(units: list[Unit], count: int) -> list[Unit]:
+    """Up to ``count`` reduces from the reduce records at the front of ``units``, as records of
+    their own; records emptied are dropped."""
+    taken: list[Unit] = []
+    left = count
+    while left > 0 and units and not units[0].is_map:
+        unit = units[0]
+        taken.append(unit.split(min(left, unit.count)))
+        left -= taken[-1].count
+        if unit.count == 0:
+            units.pop(0)
+    return taken
