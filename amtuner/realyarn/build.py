@@ -14,6 +14,8 @@ from pathlib import Path
 
 MODULE_DIR = Path(__file__).resolve().parents[2] / "realyarn"
 """The Maven module, beside the ``amtuner`` package in a source checkout."""
+MR_ALLOCATOR_DIR = MODULE_DIR / "mr-allocator"
+"""MapReduce's own reduce scheduling as an oracle (unshaded Hadoop: a module of its own)."""
 
 BUILD_TIMEOUT_S = 900.0
 """A first build downloads about 110 MB from Maven Central."""
@@ -43,7 +45,8 @@ def _source_hash(module: Path) -> str:
 
 
 def ensure_built(module: Path = MODULE_DIR) -> Build:
-    """The launcher's jars, built now if the sources changed since the last build."""
+    """A module's jar (named after its directory) and dependencies, built now if the sources
+    changed since the last build."""
     if not (module / "pom.xml").is_file():
         raise Unavailable(f"no Maven module at {module} (run from a source checkout)")
     java, mvn = shutil.which("java"), shutil.which("mvn")
@@ -51,7 +54,7 @@ def ensure_built(module: Path = MODULE_DIR) -> Build:
         raise Unavailable(f"needs java and mvn on PATH (java: {java}, mvn: {mvn})")
     target = module / "target"
     stamp = target / f".built-{_source_hash(module)}"
-    build = Build(jar=target / "realyarn.jar", lib=target / "lib", java=java)
+    build = Build(jar=target / f"{module.name}.jar", lib=target / "lib", java=java)
     if stamp.exists() and build.jar.is_file():
         return build
     try:

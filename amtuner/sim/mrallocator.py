@@ -114,14 +114,22 @@ def heartbeat(
 ) -> Move:
     """The reduce part of ``RMContainerAllocator.heartbeat``: preempt if its maps need it, else
     schedule reduces. ``maps_waited_s``: how long its oldest waiting map has been asked for."""
-    limit = _plus(
-        headroom,
-        _plus(_times(map_ask, tasks.assigned_maps), _times(reduce_ask, tasks.assigned_reduces)),
-    )
+    limit = resource_limit(tasks, headroom, map_ask, reduce_ask)
     preempt = _preemption(tasks, headroom, limit, map_ask, reduce_ask, vcores_count, maps_waited_s)
     if preempt is not None:
         return Move(-tasks.scheduled_reduces, preempt, started)
-    return _schedule(tasks, started, slowstart, limit, map_ask, reduce_ask, vcores_count)
+    return schedule_reduces(
+        tasks, started=started, slowstart=slowstart, limit=limit, map_ask=map_ask,
+        reduce_ask=reduce_ask, vcores_count=vcores_count,
+    )  # fmt: skip
+
+
+def resource_limit(
+    tasks: Tasks, headroom: Resource, map_ask: Resource, reduce_ask: Resource
+) -> Resource:
+    """``getResourceLimit``: the headroom plus what the AM's running tasks hold."""
+    held = _plus(_times(map_ask, tasks.assigned_maps), _times(reduce_ask, tasks.assigned_reduces))
+    return _plus(headroom, held)
 
 
 def _preemption(
@@ -149,8 +157,9 @@ def _preemption(
     return min(min(max(for_one_map, for_limit), for_all_maps), tasks.assigned_reduces)
 
 
-def _schedule(
+def schedule_reduces(
     tasks: Tasks,
+    *,
     started: bool,
     slowstart: float,
     limit: Resource,
@@ -158,7 +167,8 @@ def _schedule(
     reduce_ask: Resource,
     vcores_count: bool,
 ) -> Move:
-    """``scheduleReduces``: how many reduce asks to add or withdraw."""
+    """``scheduleReduces``: how many reduce asks to add or withdraw, within ``limit``
+    (`resource_limit`)."""
     if tasks.pending_reduces == 0:
         return Move(0, 0, started)
     if not started and tasks.completed_maps < math.ceil(slowstart * tasks.total_maps):

@@ -20,7 +20,7 @@ import requests
 
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, Unavailable, apps
-from amtuner.realyarn.build import Build, ensure_built
+from amtuner.realyarn.build import MODULE_DIR, MR_ALLOCATOR_DIR, Build, ensure_built
 from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
 
@@ -39,14 +39,23 @@ CLUSTERS = {
 """Two 8 GB / 8-vcore NodeManagers each; AMs of 1 GB (the minimum allocation)."""
 
 
-@pytest.fixture(scope="session")
-def realyarn_build() -> Build:
+def _built(module: Path, what: str) -> Build:
     try:
-        return ensure_built()
+        return ensure_built(module)
     except Unavailable as exc:
         if REQUIRE:
-            pytest.fail(f"AMTUNER_REQUIRE_REALYARN=1 but no real RM can run here: {exc}")
-        pytest.skip(f"no real RM here: {exc}")
+            pytest.fail(f"AMTUNER_REQUIRE_REALYARN=1 but {what} cannot run here: {exc}")
+        pytest.skip(f"no {what} here: {exc}")
+
+
+@pytest.fixture(scope="session")
+def realyarn_build() -> Build:
+    return _built(MODULE_DIR, "real RM")
+
+
+@pytest.fixture(scope="session")
+def mr_allocator_build() -> Build:
+    return _built(MR_ALLOCATOR_DIR, "MapReduce allocator")
 
 
 @pytest.fixture(scope="session")
