@@ -1,10 +1,10 @@
 """MapReduce's own reduce scheduling, asked case by case: the oracle for the simulator's model
 of it (`amtuner.sim.mrallocator`).
 
-The Java side (``realyarn/mr-allocator``) runs Hadoop 3.5.0's ``RMContainerAllocator
-.scheduleReduces`` on a mock allocator whose state each case stubs, as Hadoop's own
-``TestRMContainerAllocator`` does, and prints what the real method did. One JVM answers every
-case of a call.
+The Java side (``realyarn/mr-allocator``) runs the reduce part of Hadoop 3.5.0's
+``RMContainerAllocator.heartbeat`` (``preemptReducesIfNeeded``, then ``scheduleReduces``) on a
+mock allocator whose state each case sets, as Hadoop's own ``TestRMContainerAllocator`` does,
+and prints what the real methods did. One JVM answers every case of a call.
 """
 
 from __future__ import annotations
@@ -16,14 +16,15 @@ from dataclasses import dataclass
 from amtuner.realyarn.build import MR_ALLOCATOR_DIR, Build, Unavailable, ensure_built
 from amtuner.sim.mrallocator import RAMPUP_LIMIT, Move, Resource, Tasks
 
-MAIN_CLASS = "io.amtuner.realyarn.mr.ScheduleReduces"
+MAIN_CLASS = "io.amtuner.realyarn.mr.Heartbeat"
 TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True, slots=True)
 class Case:
-    """What one heartbeat's ``scheduleReduces`` reads: the AM's counts, its asks, the headroom
-    the RM last reported, and whether the scheduler counts vcores."""
+    """What one heartbeat reads: the AM's counts, its asks, the headroom the RM last reported,
+    whether the scheduler counts vcores, and how long its waiting maps have waited (a job's maps
+    are asked for at once)."""
 
     tasks: Tasks
     started: bool
@@ -32,6 +33,7 @@ class Case:
     reduce_ask: Resource
     headroom: Resource
     vcores_count: bool
+    maps_waited_s: float
 
     def line(self) -> str:
         t = self.tasks
@@ -39,30 +41,35 @@ class Case:
             t.total_maps, t.completed_maps, t.scheduled_maps, t.scheduled_reduces,
             t.assigned_maps, t.assigned_reduces, *self.map_ask, *self.reduce_ask,
             t.pending_reduces, RAMPUP_LIMIT, self.slowstart, int(self.started),
-            *self.headroom, int(self.vcores_count),
+            *self.headroom, int(self.vcores_count), round(self.maps_waited_s * 1000),
         )  # fmt: skip
         return " ".join(str(f) for f in fields)
 
 
 def _move(case: Case, answer: str) -> Move:
-    """Hadoop's answer as the model's `Move`: ``all`` asks for every reduce kept back."""
+    """Hadoop's answer as the model's `Move`. ``all`` asks for every reduce kept back; a
+    preemption withdraws every reduce ask (``rampDownReduces(Integer.MAX_VALUE)``) and kills at
+    most the reduces held (``AssignedRequests.preemptReduce`` runs out of them)."""
     started, *act = answer.split()
     now_started = started == "started=1"
+    t = case.tasks
     match act:
         case ["none"]:
             return Move(0, 0, now_started)
         case ["all"]:
-            return Move(case.tasks.pending_reduces, 0, now_started)
+            return Move(t.pending_reduces, 0, now_started)
         case ["up", n]:
             return Move(int(n), 0, now_started)
         case ["down", n]:
             return Move(-int(n), 0, now_started)
+        case ["preempt", n, "down", "2147483647"]:
+            return Move(-t.scheduled_reduces, min(int(n), t.assigned_reduces), now_started)
     raise ValueError(f"unexpected answer from {MAIN_CLASS}: {answer!r}")
 
 
-def schedule_reduces(cases: Sequence[Case], build: Build | None = None) -> list[Move]:
-    """What Hadoop's ``scheduleReduces`` does in each case (raises `Unavailable` where Java,
-    Maven or Maven Central is missing)."""
+def heartbeat(cases: Sequence[Case], build: Build | None = None) -> list[Move]:
+    """What Hadoop's AM does with its reduces at a heartbeat in each case (raises `Unavailable`
+    where Java, Maven or Maven Central is missing)."""
     build = build or ensure_built(MR_ALLOCATOR_DIR)
     try:
         done = subprocess.run(

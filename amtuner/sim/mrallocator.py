@@ -21,6 +21,7 @@ the default resource calculator's memory only).
 from __future__ import annotations
 
 import math
+import struct
 from typing import NamedTuple
 
 Resource = tuple[int, int]
@@ -62,6 +63,13 @@ class Move(NamedTuple):
     started: bool = True
     """Slow start is past: reduces may be asked for."""
 
+
+
+def _java_float(x: float) -> float:
+    """``x`` as a Java ``float``: the fraction of maps done and the slow-start product are
+    single precision in ``scheduleReduces``, and 7 of 40 maps done, as a float, puts 40 vcores'
+    ramp share at 6.9999999 (6 whole vcores) where a double gives 7."""
+    return float(struct.unpack("f", struct.pack("f", x))[0])
 
 
 def _ratio(numerator: int, denominator: int) -> int:
@@ -114,22 +122,14 @@ def heartbeat(
 ) -> Move:
     """The reduce part of ``RMContainerAllocator.heartbeat``: preempt if its maps need it, else
     schedule reduces. ``maps_waited_s``: how long its oldest waiting map has been asked for."""
-    limit = resource_limit(tasks, headroom, map_ask, reduce_ask)
+    limit = _plus(
+        headroom,
+        _plus(_times(map_ask, tasks.assigned_maps), _times(reduce_ask, tasks.assigned_reduces)),
+    )
     preempt = _preemption(tasks, headroom, limit, map_ask, reduce_ask, vcores_count, maps_waited_s)
     if preempt is not None:
         return Move(-tasks.scheduled_reduces, preempt, started)
-    return schedule_reduces(
-        tasks, started=started, slowstart=slowstart, limit=limit, map_ask=map_ask,
-        reduce_ask=reduce_ask, vcores_count=vcores_count,
-    )  # fmt: skip
-
-
-def resource_limit(
-    tasks: Tasks, headroom: Resource, map_ask: Resource, reduce_ask: Resource
-) -> Resource:
-    """``getResourceLimit``: the headroom plus what the AM's running tasks hold."""
-    held = _plus(_times(map_ask, tasks.assigned_maps), _times(reduce_ask, tasks.assigned_reduces))
-    return _plus(headroom, held)
+    return _schedule(tasks, started, slowstart, limit, map_ask, reduce_ask, vcores_count)
 
 
 def _preemption(
@@ -157,9 +157,8 @@ def _preemption(
     return min(min(max(for_one_map, for_limit), for_all_maps), tasks.assigned_reduces)
 
 
-def schedule_reduces(
+def _schedule(
     tasks: Tasks,
-    *,
     started: bool,
     slowstart: float,
     limit: Resource,
@@ -167,15 +166,15 @@ def schedule_reduces(
     reduce_ask: Resource,
     vcores_count: bool,
 ) -> Move:
-    """``scheduleReduces``: how many reduce asks to add or withdraw, within ``limit``
-    (`resource_limit`)."""
+    """``scheduleReduces``: how many reduce asks to add or withdraw."""
     if tasks.pending_reduces == 0:
         return Move(0, 0, started)
-    if not started and tasks.completed_maps < math.ceil(slowstart * tasks.total_maps):
+    needed = math.ceil(_java_float(_java_float(slowstart) * tasks.total_maps))
+    if not started and tasks.completed_maps < needed:
         return Move(0, 0, False)
     if tasks.scheduled_maps == 0:
         return Move(tasks.pending_reduces)
-    done = tasks.completed_maps / tasks.total_maps if tasks.total_maps else 1.0
+    done = _java_float(tasks.completed_maps / tasks.total_maps) if tasks.total_maps else 1.0
     maps_held = tasks.scheduled_maps + tasks.assigned_maps
     ideal_reduce = _times(limit, min(done, RAMPUP_LIMIT))
     ideal_map = _minus(limit, ideal_reduce)

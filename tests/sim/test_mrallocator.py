@@ -63,6 +63,19 @@ def test_reduces_ramp_up_with_the_fraction_of_maps_done() -> None:
     assert beat(Tasks(40, 20, 12, 8, 4, 0, 0), (2048, 2)) == Move(4)
 
 
+def test_the_fraction_of_maps_done_is_a_java_float() -> None:
+    """70 of 400 maps done is 0.175 as a double but 0.17499999701976776 as the float
+    ``scheduleReduces`` computes: 80 vcores' reduce share is 13.9999998, 13 whole vcores, where
+    a double gives 14. Found by the check against Hadoop's own code
+    (tests/realyarn/test_real_mrallocator.py)."""
+    tasks = Tasks(400, 70, 330, 0, 20, 0, 0)
+    move = heartbeat(
+        tasks, started=True, slowstart=0.05, headroom=(1_000_000, 80), map_ask=GB,
+        reduce_ask=GB, vcores_count=True, maps_waited_s=0.0,
+    )  # fmt: skip
+    assert move == Move(13)
+
+
 def test_what_maps_leave_unused_goes_to_reduces() -> None:
     """Limit 9 GB, 10 % done: 921 MB for reduces, and of the maps' 8295 MB only 2 GB is
     wanted (2 maps left to place or run): 7168 MB, 7 reduces."""
