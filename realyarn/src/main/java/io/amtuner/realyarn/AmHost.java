@@ -3,6 +3,7 @@ package io.amtuner.realyarn;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -12,6 +13,7 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
+import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
 import org.apache.hadoop.yarn.api.records.ApplicationId;
 import org.apache.hadoop.yarn.api.records.Container;
 import org.apache.hadoop.yarn.api.records.ContainerId;
@@ -41,6 +43,10 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptS
  * reduces once SLOWSTART of the maps are done and every map is placed, and they hold their
  * containers until the last map is done (the job model of amtuner's simulator). An app with no
  * tasks holds its AM until it is killed.
+ *
+ * <p>After every heartbeat the headroom the RM gave the AM ({@code
+ * AllocateResponse.getAvailableResources}, what MapReduce's AM ramps its reduces within) is in
+ * {@code headroom-APP_ID} beside the markers: {@code MB VCORES}.
  */
 final class AmHost implements Runnable {
   static final String APP_TYPE = "AMTUNER";
@@ -175,12 +181,12 @@ final class AmHost implements Runnable {
 
     private boolean step(long now) throws Exception {
       if (maps == null && reduces == null) {
-        client.allocate(0f);
+        record(client.allocate(0f));
         return true;
       }
       if (doneAt >= 0) {
         if (now - doneAt < teardownMs) {
-          client.allocate(1f);
+          record(client.allocate(1f));
           return true;
         }
         client.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "", "");
@@ -203,7 +209,9 @@ final class AmHost implements Runnable {
         }
       }
       float progress = (mapsDone + reducesDone) / (float) Math.max(1, mapCount + reduceCount);
-      for (Container c : client.allocate(progress).getAllocatedContainers()) {
+      AllocateResponse response = client.allocate(progress);
+      record(response);
+      for (Container c : response.getAllocatedContainers()) {
         boolean isMap = c.getPriority().equals(MAP);
         if (isMap ? mapsPlaced >= mapCount : reducesPlaced >= reduceCount) {
           // More than was asked: the ask the RM held was not yet lowered by the removals sent
@@ -234,6 +242,18 @@ final class AmHost implements Runnable {
         doneAt = now;
       }
       return true;
+    }
+
+    /** The headroom of this heartbeat, written whole (a reader never sees half a line). */
+    private void record(AllocateResponse response) throws IOException {
+      Resource headroom = response.getAvailableResources();
+      if (headroom == null) {
+        return;
+      }
+      Path file = markers.resolve("headroom-" + id);
+      Path partial = markers.resolve(".headroom-" + id);
+      Files.writeString(partial, headroom.getMemorySize() + " " + headroom.getVirtualCores() + "\n");
+      Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
     }
 
     private int release(Map<ContainerId, Long> running, long now) {
