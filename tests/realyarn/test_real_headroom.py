@@ -3,16 +3,15 @@
 A MapReduce AM ramps its reduces within the headroom the RM sends on every heartbeat
 (``AllocateResponse.getAvailableResources``), and the simulator's MapReduce model reads it from
 ``headroom(app)`` (``FSAppAttempt.getHeadroom``, ``LeafQueue.getHeadroom``). Here the same apps
-settle on a real cluster and in the simulator, each holding what it asked for (a worker with
-long maps beside two apps that hold only their AM), and every app's headroom, as the launcher's
-AM host last heard it, equals the simulator's for that app: on both schedulers, 9 GB and 9
-vcores of the 16 left free. Only what the cluster has free binds here (one queue, one user);
-fair shares, user limits and queue maximums below it are not exercised.
+settle on a real cluster and in the simulator, each holding what it asked for, and every app's
+headroom, as the launcher's AM host last heard it, equals the simulator's for that app. User
+limits and queue maximums below what is free are not exercised.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -24,32 +23,53 @@ from amtuner.sim.spec import HADOOP_3, JobSpec, TaskGroup, Workload
 from tests.realyarn.conftest import metrics, set_am_share, wait_for
 
 AM_SHARE = 0.5
-MAPS = 4
 HOLD_S = 1e9
 """A holder's AM start-up in the simulator: it never asks for a task."""
 SETTLED_S = 30.0
 """Simulated seconds: every container of the batch placed many heartbeats before."""
 
-JOBS = (
-    JobSpec(job_id="worker", submit_s=0.0, queue="default",
-            maps=(TaskGroup("map", MAPS, 1024, 1, 3600.0, 0.0, 0.0),), am_memory_mb=1024),
-    *(JobSpec(job_id=f"holder-{i}", submit_s=0.0, queue="default", maps=(),
-              am_memory_mb=1024, am_startup_s=HOLD_S) for i in range(2)),
-)  # fmt: skip
-CONTAINERS = 1 + MAPS + 2
+
+def worker(name: str, maps: int, user: str = apps.USER) -> JobSpec:
+    """An app with ``maps`` maps of 1 GB that outlive the test."""
+    return JobSpec(
+        job_id=name, submit_s=0.0, queue="default", user=user, am_memory_mb=1024,
+        maps=(TaskGroup("map", maps, 1024, 1, 3600.0, 0.0, 0.0),),
+    )  # fmt: skip
 
 
-def simulated(rm: RealRM) -> dict[str, tuple[int, int]]:
-    """Each app's headroom once the batch has settled on ``rm``'s cluster shape."""
+def holder(name: str, user: str = apps.USER) -> JobSpec:
+    """An app that holds only its 1 GB AM."""
+    return JobSpec(job_id=name, submit_s=0.0, queue="default", user=user, maps=(),
+                   am_memory_mb=1024, am_startup_s=HOLD_S)  # fmt: skip
+
+
+ONE_USER = (worker("worker", 4), holder("holder-0"), holder("holder-1"))
+"""One queue, one user: only what the cluster has free binds (9 GB and 9 vcores of 16)."""
+TWO_USERS = (worker("alice-worker", 4, "alice"), holder("alice-holder", "alice"),
+             holder("alice-holder-2", "alice"), worker("bob-worker", 6, "bob"))  # fmt: skip
+"""Each user's apps in root.<user> (Hadoop's default placement), 7 GB each on a 16 GB cluster:
+each leaf's fair share is half the cluster, so the memory headroom is 1 GB (the fair share less
+the leaf's usage) though 2 GB are free, and the vcore headroom the 2 free
+(``FairSharePolicy.getHeadroom``)."""
+
+SCENARIOS = [("capacity", ONE_USER), ("fair", ONE_USER), ("fair-users", TWO_USERS)]
+
+
+def containers(jobs: Sequence[JobSpec]) -> int:
+    return sum(1 + sum(g.count for g in job.maps) for job in jobs)
+
+
+def simulated(rm: RealRM, jobs: Sequence[JobSpec]) -> dict[str, tuple[int, int]]:
+    """Each app's headroom once ``jobs`` have settled on ``rm``'s cluster shape."""
     spec = rm.spec
-    workload = Workload("headroom", JOBS, nodes=1, queues=("root.default",))
+    workload = Workload("headroom", tuple(jobs), nodes=1, queues=("root.default",))
     config = default_scheduler_config(spec.scheduler, workload.queues, AM_SHARE)
     sim = build_simulation(
         spec.scheduler, workload, config, nodes=spec.nodes, node_memory_mb=spec.node_memory_mb,
         node_vcores=spec.node_vcores, heartbeats=HADOOP_3, site=spec.scheduler_site(),
     )  # fmt: skip
     sim.run_until(SETTLED_S)
-    assert sim.cluster.containers == CONTAINERS
+    assert sim.cluster.containers == containers(jobs)
     out = {}
     for app in sim.apps:
         mb, vcores = sim.scheduler.headroom(app)
@@ -57,16 +77,17 @@ def simulated(rm: RealRM) -> dict[str, tuple[int, int]]:
     return out
 
 
-def real(rm: RealRM) -> dict[str, tuple[int, int]]:
-    """Each app's headroom on the real RM, once every container is placed and every AM has
-    heartbeat since."""
-    session = requests.Session()
+def real(rm: RealRM, jobs: Sequence[JobSpec]) -> dict[str, tuple[int, int]]:
+    """Each app's headroom on the real RM, from two heartbeats that agree with every container
+    placed."""
+    # One session per user: the RM's authentication filter knows a caller by its cookie.
+    as_user = {job.user: requests.Session() for job in jobs}
     ids = {
-        apps.submit(session, rm.url, apps.RealJob(
-            name=job.job_id, am_memory_mb=job.am_memory_mb,
-            maps=apps.Tasks(MAPS, 1024, 1, 3600.0) if job.maps else None,
+        apps.submit(as_user[job.user], rm.url, apps.RealJob(
+            name=job.job_id, user=job.user, am_memory_mb=job.am_memory_mb,
+            maps=apps.Tasks(job.maps[0].count, 1024, 1, 3600.0) if job.maps else None,
         ), str(rm.markers)): job.job_id
-        for job in JOBS
+        for job in jobs
     }  # fmt: skip
     files = {app_id: Path(rm.markers) / f"headroom-{app_id}" for app_id in ids}
 
@@ -77,13 +98,14 @@ def real(rm: RealRM) -> dict[str, tuple[int, int]]:
             lambda: all(f.exists() and f.stat().st_mtime > since for f in files.values()),
             30, "every AM to heartbeat",
         )  # fmt: skip
-        return {
-            ids[app_id]: (int(f.read_text().split()[0]), int(f.read_text().split()[1]))
-            for app_id, f in files.items()
-        }
+        out = {}
+        for app_id, f in files.items():
+            mb, vcores = f.read_text().split()
+            out[ids[app_id]] = (int(mb), int(vcores))
+        return out
 
     def placed() -> bool:
-        return bool(metrics(rm)["containersAllocated"] == CONTAINERS)
+        return bool(metrics(rm)["containersAllocated"] == containers(jobs))
 
     # An AM may be handed a container more than it asked for, which it gives back at its next
     # heartbeat: the headrooms count once two heartbeats agree with every container placed.
@@ -97,10 +119,10 @@ def real(rm: RealRM) -> dict[str, tuple[int, int]]:
         assert time.monotonic() < deadline, f"headrooms never settled: {first} then {second}"
 
 
-@pytest.mark.parametrize("kind", ["capacity", "fair"])
+@pytest.mark.parametrize("kind, jobs", SCENARIOS, ids=[kind for kind, _ in SCENARIOS])
 def test_every_app_is_given_the_headroom_the_simulator_computes(
-    request: pytest.FixtureRequest, kind: str
+    request: pytest.FixtureRequest, kind: str, jobs: Sequence[JobSpec]
 ) -> None:
-    rm: RealRM = request.getfixturevalue(f"{kind}_rm")
+    rm: RealRM = request.getfixturevalue(f"{kind.replace('-', '_')}_rm")
     set_am_share(rm, AM_SHARE)
-    assert real(rm) == simulated(rm)
+    assert real(rm, jobs) == simulated(rm, jobs)
