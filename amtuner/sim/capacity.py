@@ -411,20 +411,27 @@ class CapacityScheduler(Scheduler):
     # allocation
 
     def headroom(self, app: App) -> Resource:
-        """``LeafQueue.getHeadroom``: the lesser of the user's limit less what the user holds
-        and the queue's current limit less what the queue holds, rounded down to the minimum
-        allocation, and no more than the cluster has free. Memory decides: the default resource
-        calculator's."""
+        """``AbstractLeafQueue.getHeadroom`` (3.4+): the lesser of the user's limit less what
+        the user holds and the queue's current limit less what the queue holds, neither below 0,
+        rounded down to the minimum allocation; then the cluster's free resources if they are
+        no more, by memory (the default resource calculator compares memory alone). The
+        rounding makes a resource of memory only, which Hadoop gives one vcore (none at 0 MB):
+        an app held by its user limit is told 1 vcore, whatever is free (measured on Hadoop
+        3.5.0's RM, ``tests/realyarn/test_real_headroom.py``)."""
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         cluster = self.cluster
-        mb = min(
-            self.user_limit_mb(leaf) - leaf.user_used.get(app.user, 0),
-            self.current_limit_mb(leaf) - leaf.used_mb,
+        mb = max(
+            min(
+                self.user_limit_mb(leaf) - leaf.user_used.get(app.user, 0),
+                self.current_limit_mb(leaf) - leaf.used_mb,
+            ),
+            0,
         )
-        step = cluster.min_alloc_mb
-        mb = abs(mb) // step * step * (1 if mb >= 0 else -1)
-        free_vc = cluster.total_vcores - cluster.used_vcores
-        return min(mb, cluster.total_mb - cluster.used_mb), free_vc
+        mb = mb // cluster.min_alloc_mb * cluster.min_alloc_mb
+        free_mb = cluster.total_mb - cluster.used_mb
+        if free_mb <= mb:
+            return free_mb, cluster.total_vcores - cluster.used_vcores
+        return mb, 1 if mb > 0 else 0
 
     def counts_vcores(self) -> bool:
         return False

@@ -4,8 +4,9 @@ A MapReduce AM ramps its reduces within the headroom the RM sends on every heart
 (``AllocateResponse.getAvailableResources``), and the simulator's MapReduce model reads it from
 ``headroom(app)`` (``FSAppAttempt.getHeadroom``, ``LeafQueue.getHeadroom``). Here the same apps
 settle on a real cluster and in the simulator, each holding what it asked for, and every app's
-headroom, as the launcher's AM host last heard it, equals the simulator's for that app. User
-limits and queue maximums below what is free are not exercised.
+headroom, as the launcher's AM host last heard it, equals the simulator's for that app: where
+what is free binds, where a FairScheduler leaf's fair share does and where a CapacityScheduler
+user's limit does. Queue maximums below what is free are not exercised.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ import requests
 from amtuner.realyarn import RealRM, apps
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, JobSpec, TaskGroup, Workload
-from tests.realyarn.conftest import metrics, set_am_share, wait_for
+from tests.realyarn.conftest import metrics, refresh, wait_for
 
 AM_SHARE = 0.5
 HOLD_S = 1e9
@@ -52,18 +53,40 @@ each leaf's fair share is half the cluster, so the memory headroom is 1 GB (the 
 the leaf's usage) though 2 GB are free, and the vcore headroom the 2 free
 (``FairSharePolicy.getHeadroom``)."""
 
-SCENARIOS = [("capacity", ONE_USER), ("fair", ONE_USER), ("fair-users", TWO_USERS)]
+SHARED_BY_TWO = {"yarn.scheduler.capacity.root.default.minimum-user-limit-percent": "50"}
+"""Each of two active users may hold half the queue (``UsersManager.computeUserLimit``)."""
+TWO_USERS_ONE_QUEUE = (worker("alice-worker", 4, "alice"), holder("alice-holder", "alice"),
+                       worker("bob-worker", 2, "bob"))  # fmt: skip
+"""Alice holds 6 GB of her 8 GB limit, Bob 3 GB, 7 GB free: the memory headroom is each user's
+limit less what they hold (2 GB, 5 GB), and, the rounding to the minimum allocation having made
+it a resource of memory alone, 1 vcore (``AbstractLeafQueue.getHeadroom``)."""
+
+SCENARIOS = [
+    ("capacity", ONE_USER, {}),
+    ("capacity", TWO_USERS_ONE_QUEUE, SHARED_BY_TWO),
+    ("fair", ONE_USER, {}),
+    ("fair-users", TWO_USERS, {}),
+]
+
+
+def scheduler_file(rm: RealRM, properties: dict[str, str]) -> bytes:
+    """The cluster's scheduler file at `AM_SHARE`, with ``properties`` (CapacityScheduler)."""
+    data = default_scheduler_config(rm.spec.scheduler, ("root.default",), AM_SHARE).decode()
+    extra = "".join(
+        f"  <property>\n    <name>{k}</name>\n    <value>{v}</value>\n  </property>\n"
+        for k, v in properties.items()
+    )
+    return data.replace("</configuration>", extra + "</configuration>").encode()
 
 
 def containers(jobs: Sequence[JobSpec]) -> int:
     return sum(1 + sum(g.count for g in job.maps) for job in jobs)
 
 
-def simulated(rm: RealRM, jobs: Sequence[JobSpec]) -> dict[str, tuple[int, int]]:
+def simulated(rm: RealRM, jobs: Sequence[JobSpec], config: bytes) -> dict[str, tuple[int, int]]:
     """Each app's headroom once ``jobs`` have settled on ``rm``'s cluster shape."""
     spec = rm.spec
     workload = Workload("headroom", tuple(jobs), nodes=1, queues=("root.default",))
-    config = default_scheduler_config(spec.scheduler, workload.queues, AM_SHARE)
     sim = build_simulation(
         spec.scheduler, workload, config, nodes=spec.nodes, node_memory_mb=spec.node_memory_mb,
         node_vcores=spec.node_vcores, heartbeats=HADOOP_3, site=spec.scheduler_site(),
@@ -119,10 +142,15 @@ def real(rm: RealRM, jobs: Sequence[JobSpec]) -> dict[str, tuple[int, int]]:
         assert time.monotonic() < deadline, f"headrooms never settled: {first} then {second}"
 
 
-@pytest.mark.parametrize("kind, jobs", SCENARIOS, ids=[kind for kind, _ in SCENARIOS])
+@pytest.mark.parametrize(
+    "kind, jobs, properties", SCENARIOS,
+    ids=["capacity", "capacity-user-limit", "fair", "fair-two-leaves"],
+)  # fmt: skip
 def test_every_app_is_given_the_headroom_the_simulator_computes(
-    request: pytest.FixtureRequest, kind: str, jobs: Sequence[JobSpec]
+    request: pytest.FixtureRequest, kind: str, jobs: Sequence[JobSpec], properties: dict[str, str]
 ) -> None:
     rm: RealRM = request.getfixturevalue(f"{kind.replace('-', '_')}_rm")
-    set_am_share(rm, AM_SHARE)
-    assert real(rm, jobs) == simulated(rm, jobs)
+    config = scheduler_file(rm, properties)
+    rm.scheduler_file.write_bytes(config)
+    refresh(rm)
+    assert real(rm, jobs) == simulated(rm, jobs, config)
