@@ -19,13 +19,12 @@ import pytest
 import requests
 
 from amtuner.realyarn import RealRM, apps
+from amtuner.realyarn.admission import HOLD_S
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, JobSpec, TaskGroup, Workload
 from tests.realyarn.conftest import metrics, refresh, wait_for
 
 AM_SHARE = 0.5
-HOLD_S = 1e9
-"""A holder's AM start-up in the simulator: it never asks for a task."""
 SETTLED_S = 30.0
 """Simulated seconds: every container of the batch placed many heartbeats before."""
 
