@@ -13,11 +13,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 import requests
 
+from amtuner.bench.real import real_job
 from amtuner.realyarn import RealRM, apps
 from amtuner.realyarn.admission import HOLD_S
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
@@ -105,12 +107,11 @@ def real(rm: RealRM, jobs: Sequence[JobSpec]) -> dict[str, tuple[int, int]]:
     # One session per user: the RM's authentication filter knows a caller by its cookie.
     as_user = {job.user: requests.Session() for job in jobs}
     ids = {
-        apps.submit(as_user[job.user], rm.url, apps.RealJob(
-            name=job.job_id, user=job.user, am_memory_mb=job.am_memory_mb,
-            maps=apps.Tasks(job.maps[0].count, 1024, 1, 3600.0) if job.maps else None,
-        ), str(rm.markers)): job.job_id
+        apps.submit(
+            as_user[job.user], rm.url, replace(real_job(job), user=job.user), str(rm.markers)
+        ): job.job_id
         for job in jobs
-    }  # fmt: skip
+    }
     files = {app_id: Path(rm.markers) / f"headroom-{app_id}" for app_id in ids}
 
     def heard() -> dict[str, tuple[int, int]]:

@@ -14,6 +14,7 @@ import java.lang.reflect.Method;
 import java.nio.charset.StandardCharsets;
 import java.util.Collection;
 import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.StringJoiner;
 import org.apache.hadoop.mapreduce.v2.api.records.TaskAttemptId;
@@ -131,7 +132,7 @@ public final class Heartbeat {
    */
   private static Map<TaskAttemptId, Object> entries(int n, Long askedAtMs)
       throws ReflectiveOperationException {
-    Map<TaskAttemptId, Object> table = new java.util.LinkedHashMap<>();
+    Map<TaskAttemptId, Object> table = new LinkedHashMap<>();
     for (int i = 0; i < n; i++) {
       Object value;
       if (askedAtMs == null) {
