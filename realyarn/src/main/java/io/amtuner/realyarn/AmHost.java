@@ -29,6 +29,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
+import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
 
 /**
  * Plays the ApplicationMaster of every app of type {@value #APP_TYPE}, so load needs no JVM per
@@ -39,7 +40,9 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptS
  *
  * <p>An app describes its work in its tags (YARN lowercases them): {@code
  * amtuner.maps=COUNTxMBxVCORESxSECONDS}, {@code amtuner.reduces=…} and {@code
- * amtuner.am=STARTUP_SxTEARDOWN_SxSLOWSTART}. Maps are asked STARTUP_S after registration;
+ * amtuner.am=STARTUP_SxTEARDOWN_SxSLOWSTART}. Maps are asked STARTUP_S after the AM container
+ * was allocated, as amtuner's simulator counts an AM's start-up (the host registers the AM on its
+ * first round after the launch, within a heartbeat, so its polling adds nothing to the job);
  * reduces once SLOWSTART of the maps are done and every map is placed, and they hold their
  * containers until the last map is done (the job model of amtuner's simulator). An app with no
  * tasks holds its AM until it is killed.
@@ -74,6 +77,7 @@ final class AmHost implements Runnable {
 
   @Override
   public void run() {
+    long next = System.currentTimeMillis();
     while (!stopped) {
       long now = System.currentTimeMillis();
       for (RMApp app : rm.getRMContext().getRMApps().values()) {
@@ -90,8 +94,15 @@ final class AmHost implements Runnable {
         }
       }
       ams.values().removeIf(am -> !am.beat(System.currentTimeMillis()));
+      next += heartbeatMs;
+      long wait = next - System.currentTimeMillis();
+      if (wait <= 0) {
+        // A round longer than the interval: beat again at once, and count the interval from now.
+        next = System.currentTimeMillis();
+        continue;
+      }
       try {
-        Thread.sleep(heartbeatMs);
+        Thread.sleep(wait);
       } catch (InterruptedException e) {
         return;
       }
@@ -123,7 +134,7 @@ final class AmHost implements Runnable {
     private final long startupMs;
     private final long teardownMs;
     private final double slowstart;
-    private final long registeredAt;
+    private final long allocatedAt;
     private final Map<ContainerId, Long> runningMaps = new HashMap<>();
     private final List<ContainerId> heldReduces = new ArrayList<>();
     private final Map<ContainerId, Long> runningReduces = new HashMap<>();
@@ -164,7 +175,8 @@ final class AmHost implements Runnable {
             client.registerApplicationMaster("localhost", 0, "");
             return null;
           });
-      registeredAt = now;
+      RMContainer container = rm.getResourceScheduler().getRMContainer(amContainer);
+      allocatedAt = container != null ? container.getCreationTime() : now;
     }
 
     /** One AM heartbeat; false once the app is done (or gone: killed, or the RM stopped). */
@@ -196,12 +208,12 @@ final class AmHost implements Runnable {
       }
       int mapCount = maps == null ? 0 : maps.count();
       int reduceCount = reduces == null ? 0 : reduces.count();
-      if (maps != null && mapsAsked == 0 && now - registeredAt >= startupMs) {
+      if (maps != null && mapsAsked == 0 && now - allocatedAt >= startupMs) {
         for (; mapsAsked < mapCount; mapsAsked++) {
           client.addContainerRequest(new ContainerRequest(maps.resource(), null, null, MAP));
         }
       }
-      boolean mapsStarted = now - registeredAt >= startupMs;
+      boolean mapsStarted = now - allocatedAt >= startupMs;
       if (reduces != null && reducesAsked == 0 && mapsStarted && mapsPlaced == mapCount
           && mapsDone >= slowstart * mapCount) {
         for (; reducesAsked < reduceCount; reducesAsked++) {
