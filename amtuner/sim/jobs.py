@@ -42,6 +42,7 @@ class App:
         "am_vcores",
         "app_id",
         "beat_due",
+        "beat_phase",
         "finished_s",
         "held_reduces",
         "hkey",
@@ -109,6 +110,8 @@ class App:
         self.reduce_ask = _ask_of(spec.reduces)
         self.beat_due = False
         """Its AM's next reduce-scheduling heartbeat is queued."""
+        self.beat_phase = 0.0
+        """Its AM heartbeats at this time plus whole intervals (`Runtime.to_beat`)."""
         self.held_reduces: list[tuple[Node, Unit, float]] = []
         """(node, request, work) of each reduce given a container before its maps are done."""
         self.used_mb = 0
@@ -284,6 +287,17 @@ class Runtime(TaskSink):
         cluster.sink = self
         engine.at_each([app.spec.submit_s for app in apps], self._submit, apps)
 
+    def to_beat(self, app: App) -> float:
+        """Seconds to ``app``'s AM's next heartbeat, never 0: what happens at a heartbeat's
+        instant reaches the AM with the one after. An AM heartbeats at a fixed rate, each at
+        its own phase (MapReduce's ``RMCommunicator`` allocator thread, ``AMRMClientAsync``'s
+        heartbeat thread), so the containers an ask brings arrive a whole interval after it on
+        an RM that places them at once (Hadoop 3.5.0's asynchronous CapacityScheduler: every
+        container ALLOCATED 5 ms after the ask was ACQUIRED 1.0 s later)."""
+        am_s = self._am_s
+        wait = (app.beat_phase - self.engine.now) % am_s
+        return wait if wait > 1e-9 else am_s
+
     def mark_dirty(self) -> None:
         """Something may now be placeable: run one scheduling pass on the next round of node
         heartbeats, or the next asynchronous pass (at once where neither is modelled), one pass
@@ -335,6 +349,7 @@ class Runtime(TaskSink):
             mem, vc = app.am_memory_mb, app.am_vcores
             app.am_node = node
             app.started_s = self.engine.now
+            app.beat_phase = self.engine.now + self._am_s * self.rng.random()
             app.state = "RUNNING"
             self.apps_pending -= 1
             self.apps_running += 1
@@ -364,7 +379,7 @@ class Runtime(TaskSink):
             app.maps_granted += 1
             if self._reduce_ramp and app.maps_granted == app.maps_total and app.reduces_kept:
                 # every map placed: at its next heartbeat its AM asks for every reduce left
-                self.engine.after(self._am_s * self.rng.random(), self._reconsider, app)
+                self.engine.after(self.to_beat(app), self._reconsider, app)
         else:
             app.reduces_asked -= 1
             app.reduces_assigned += 1
@@ -372,7 +387,7 @@ class Runtime(TaskSink):
             done = (app, is_map, mem, vc)
             if self._am_s > 0:
                 start = _Starts(self.cluster, node, work, unit.cpu, unit.disk, done)
-                self.engine.queue(start, self._am_s * self.rng.random())
+                self.engine.queue(start, self.to_beat(app))
             else:
                 self.cluster.start_task(node, work, unit.cpu, unit.disk, done)
         else:
@@ -440,7 +455,7 @@ class Runtime(TaskSink):
             return
         if self._am_s > 0:
             # Its asks reach the RM with its next heartbeat (AMRMClient.allocate).
-            self.engine.after(self._am_s * self.rng.random(), self._ask, app)
+            self.engine.after(self.to_beat(app), self._ask, app)
         else:
             self._ask(app)
 
@@ -506,7 +521,7 @@ class Runtime(TaskSink):
         """A task ended; its AM hears of it, and gives its container back, on its next
         heartbeat (at once where those are not modelled)."""
         if self._am_s > 0:
-            self.engine.queue(_Heard(self, node, payload), self._am_s * self.rng.random())
+            self.engine.queue(_Heard(self, node, payload), self.to_beat(payload[0]))
         else:
             self.heard_done(node, payload)
 

@@ -151,3 +151,27 @@ def test_with_heartbeats_a_seed_still_gives_one_result(kind: SchedulerKind) -> N
     runs = [build_simulation(kind, wl, config, heartbeats=HADOOP_3).run() for _ in range(2)]
     assert runs[0].finished and runs[0].jobs_completed == 8
     assert runs[0].makespan_s == runs[1].makespan_s and runs[0].mean_jct_s == runs[1].mean_jct_s
+
+
+def test_an_am_heartbeats_at_a_fixed_rate_at_its_own_phase() -> None:
+    """MapReduce's AM heartbeats from one thread that sleeps the interval between calls
+    (``RMCommunicator``; ``AMRMClientAsync`` likewise), so its heartbeats keep one phase: what an
+    ask brings comes back a whole interval after it on an RM that places at once (Hadoop 3.5.0's
+    asynchronous CapacityScheduler: containers ALLOCATED 5 ms after the ask were ACQUIRED 1.0 s
+    later). A delay drawn afresh for each event would average half an interval."""
+    wl = workload(jobs=3, maps=4)
+    sim = build_simulation(
+        SchedulerKind.CAPACITY, wl, default_scheduler_config("capacity", wl.queues, 1.0),
+        heartbeats=HADOOP_3,
+    )  # fmt: skip
+    assert sim.run().finished
+    phases = set()
+    for app in sim.apps:
+        on_beat = (app.maps_asked_s - app.beat_phase) % HADOOP_3.am_s
+        assert min(on_beat, HADOOP_3.am_s - on_beat) == pytest.approx(0.0, abs=1e-6)
+        phases.add(round(app.beat_phase % HADOOP_3.am_s, 6))
+    assert len(phases) == 3, "each AM heartbeats at its own phase"
+    app, runtime = sim.apps[0], sim.runtime
+    for since_beat, wait in ((0.0, 1.0), (0.25, 0.75), (0.999, 0.001)):
+        sim.engine.now = app.beat_phase + 7.0 + since_beat
+        assert runtime.to_beat(app) == pytest.approx(wait, abs=1e-9)
