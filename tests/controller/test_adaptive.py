@@ -809,3 +809,16 @@ def test_the_rules_table_ends_with_a_rule_that_always_decides() -> None:
     """`decide` takes the first verdict of RULES; the last rule has one for every period that
     reaches it (full, apps waiting, A above its goal)."""
     assert adaptive.RULES[-1] is adaptive.rules.over_allocated
+
+
+def test_small_jobs_on_a_capacity_scheduler_keep_more_ams_than_the_papers() -> None:
+    # One-map jobs, 20 s in on 4 nodes of 8 GB: 12 AMs of 2 GB and their 7 maps fill the
+    # cluster (0.97) and 20 apps wait. Tasks hold 0.22 per AM share 0.75, under a third of the
+    # paper's jobs' backlog: the jobs need fewer tasks per AM, so the aim falls from T2 and A
+    # goes down to the 9 AMs that leave tasks that aim, not to the 7 that would leave them T2.
+    o = replace(
+        obs(20, 12, 31_744, 24_576, total=32_768), containers=19, memory_pending_mb=20 * 2048
+    )
+    d, _ = decide(o, seen(0.7625, p=25))
+    assert (d.case, d.new_a) == (Case.OVER_ALLOCATED, 0.5624)
+    assert "0.376 (T2 for jobs 0.36x the paper's work per AM)" in d.reason

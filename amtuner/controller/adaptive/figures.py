@@ -28,6 +28,9 @@ PAPER_BACKLOG = 3.0
 """Task memory, held and asked for, per AM memory that the paper's jobs show on a full cluster
 (0.8 to 1.8 on its four groups in the simulator): up to this the running jobs are the kind T2
 was set for."""
+PAPER_BACKLOG_MIN = 0.8
+"""Below this the running jobs are smaller than the paper's: a one-map job's AM of two task
+units has at most half a unit of task memory per unit of AM."""
 
 @dataclass(frozen=True, slots=True)
 class Figures:
@@ -62,14 +65,19 @@ class Figures:
 
     @property
     def work(self) -> float:
-        """The running jobs' work behind each AM over the paper's jobs', at least 1: task memory
-        held and asked for per AM memory, over PAPER_BACKLOG. A job's asks reach the RM when
-        its AM starts, so a full cluster with this above 1 runs jobs larger than the paper's
-        (a day's few huge jobs, a batch of large ones). 1 where AM use is the paper's estimate,
-        which cannot tell an app's AM from its tasks."""
+        """The running jobs' work behind each AM over the paper's jobs': task memory held and
+        asked for per AM memory (the backlog) over PAPER_BACKLOG above it, over
+        PAPER_BACKLOG_MIN below that (down to a quarter), 1 between. A job's asks reach the RM
+        when its AM starts, so a full cluster with this above 1 runs jobs larger than the
+        paper's (a day's few huge jobs, a batch of large ones), and below 1 smaller ones
+        (one-map jobs, best with two thirds of the cluster as AMs). 1 where AM use is the
+        paper's estimate, which cannot tell an app's AM from its tasks."""
         if self.am <= 0 or not self.measured:
             return 1.0
-        return max(1.0, (self.tasks + self.waiting) / self.am / PAPER_BACKLOG)
+        backlog = (self.tasks + self.waiting) / self.am
+        if backlog < PAPER_BACKLOG_MIN:
+            return max(0.25, backlog / PAPER_BACKLOG_MIN)
+        return max(1.0, backlog / PAPER_BACKLOG)
 
     @property
     def claimed(self) -> float:
@@ -256,7 +264,7 @@ def aim_text(aim: float, f: Figures, work: float) -> str:
     why = []
     if f.am_to_task != PAPER_AM_TO_TASK:
         why.append(f"AMs {f.am_to_task:.2g}x a task")
-    if work > 1:
+    if work != 1:
         why.append(f"jobs {work:.2g}x the paper's work per AM")
     return f"{aim:.3g} (T2 for {', '.join(why)})" if why else f"T2 {aim:.3g}"
 
