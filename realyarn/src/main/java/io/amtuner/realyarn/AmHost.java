@@ -8,6 +8,7 @@ import java.security.PrivilegedExceptionAction;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,11 +42,14 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
  * <p>An app describes its work in its tags (YARN lowercases them): {@code
  * amtuner.maps=COUNTxMBxVCORESxSECONDS}, {@code amtuner.reduces=…} and {@code
  * amtuner.am=STARTUP_SxTEARDOWN_SxSLOWSTART}. Maps are asked STARTUP_S after the AM container
- * was allocated, as amtuner's simulator counts an AM's start-up (the host registers the AM on its
- * first round after the launch, within a heartbeat, so its polling adds nothing to the job);
- * reduces once SLOWSTART of the maps are done and every map is placed, and they hold their
- * containers until the last map is done (the job model of amtuner's simulator). An app with no
- * tasks holds its AM until it is killed.
+ * was allocated, as amtuner's simulator counts an AM's start-up; reduces once SLOWSTART of the
+ * maps are done and every map is placed, and they hold their containers until the last map is
+ * done (the job model of amtuner's simulator). An app with no tasks holds its AM until it is
+ * killed.
+ *
+ * <p>Each AM registers within {@value #LAUNCH_POLL_MS} ms of its launch and then heartbeats at a
+ * fixed rate of its own, as a MapReduce AM's allocator thread does: AMs do not share a phase, so
+ * their asks and releases do not reach the RM all in one instant.
  *
  * <p>After every heartbeat the headroom the RM gave the AM ({@code
  * AllocateResponse.getAvailableResources}, what MapReduce's AM ramps its reduces within) is in
@@ -55,6 +59,8 @@ final class AmHost implements Runnable {
   static final String APP_TYPE = "AMTUNER";
   private static final Priority MAP = Priority.newInstance(20);
   private static final Priority REDUCE = Priority.newInstance(10);
+  /** How often the host looks for launched AMs: each registers this soon after its launch. */
+  private static final long LAUNCH_POLL_MS = 50;
 
   private final ResourceManager rm;
   private final YarnConfiguration conf;
@@ -77,7 +83,6 @@ final class AmHost implements Runnable {
 
   @Override
   public void run() {
-    long next = System.currentTimeMillis();
     while (!stopped) {
       long now = System.currentTimeMillis();
       for (RMApp app : rm.getRMContext().getRMApps().values()) {
@@ -93,18 +98,27 @@ final class AmHost implements Runnable {
           }
         }
       }
-      ams.values().removeIf(am -> !am.beat(System.currentTimeMillis()));
-      next += heartbeatMs;
-      long wait = next - System.currentTimeMillis();
-      if (wait <= 0) {
-        // A round longer than the interval: beat again at once, and count the interval from now.
-        next = System.currentTimeMillis();
-        continue;
+      long wake = now + LAUNCH_POLL_MS;
+      for (Iterator<Am> it = ams.values().iterator(); it.hasNext(); ) {
+        Am am = it.next();
+        long at = System.currentTimeMillis();
+        if (am.nextBeat <= at) {
+          if (!am.beat(at)) {
+            it.remove();
+            continue;
+          }
+          // Its own fixed rate; one that fell a whole interval behind counts on from now.
+          am.nextBeat = Math.max(am.nextBeat + heartbeatMs, at + 1);
+        }
+        wake = Math.min(wake, am.nextBeat);
       }
-      try {
-        Thread.sleep(wait);
-      } catch (InterruptedException e) {
-        return;
+      long wait = wake - System.currentTimeMillis();
+      if (wait > 0) {
+        try {
+          Thread.sleep(wait);
+        } catch (InterruptedException e) {
+          return;
+        }
       }
     }
   }
@@ -135,6 +149,8 @@ final class AmHost implements Runnable {
     private final long teardownMs;
     private final double slowstart;
     private final long allocatedAt;
+    /** When it heartbeats next: every AM at its own phase, from its registration on. */
+    private long nextBeat;
     private final Map<ContainerId, Long> runningMaps = new HashMap<>();
     private final List<ContainerId> heldReduces = new ArrayList<>();
     private final Map<ContainerId, Long> runningReduces = new HashMap<>();
@@ -177,6 +193,7 @@ final class AmHost implements Runnable {
           });
       RMContainer container = rm.getResourceScheduler().getRMContainer(amContainer);
       allocatedAt = container != null ? container.getCreationTime() : now;
+      nextBeat = now;
     }
 
     /** One AM heartbeat; false once the app is done (or gone: killed, or the RM stopped). */
