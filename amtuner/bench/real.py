@@ -36,7 +36,7 @@ import requests
 import yaml
 
 from amtuner.bench import SUITE_SEEDS
-from amtuner.bench.common import DEFAULT_A, fmt, simulate
+from amtuner.bench.common import DEFAULT_A, fmt, mean_or_none, simulate
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build, ensure_built
@@ -289,13 +289,11 @@ def run_sim(
         )  # fmt: skip
 
     runs = [one(seed) for seed in range(SUITE_SEEDS)]
-    makespans = [r.makespan_s for r in runs if r.finished and r.makespan_s is not None]
-    jcts = [r.mean_jct_s for r in runs if r.finished and r.mean_jct_s is not None]
-    if len(makespans) < len(runs) or len(jcts) < len(runs):
+    makespan = mean_or_none(r.makespan_s if r.finished else None for r in runs)
+    jct = mean_or_none(r.mean_jct_s if r.finished else None for r in runs)
+    if makespan is None or jct is None:
         raise RuntimeError(f"the simulated batch did not finish ({kind}, {policy}, A {a})")
-    return Figures(
-        round(mean(makespans), 3), round(mean(jcts), 3), mode(r.ams_at_once for r in runs)
-    )
+    return Figures(makespan, jct, mode(r.ams_at_once for r in runs))
 
 
 def cases(kinds: Sequence[SchedulerKind]) -> list[tuple[SchedulerKind, float | None, str]]:

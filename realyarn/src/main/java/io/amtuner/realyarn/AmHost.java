@@ -225,12 +225,12 @@ final class AmHost implements Runnable {
       }
       int mapCount = maps == null ? 0 : maps.count();
       int reduceCount = reduces == null ? 0 : reduces.count();
-      if (maps != null && mapsAsked == 0 && now - allocatedAt >= startupMs) {
+      boolean mapsStarted = now - allocatedAt >= startupMs;
+      if (maps != null && mapsAsked == 0 && mapsStarted) {
         for (; mapsAsked < mapCount; mapsAsked++) {
           client.addContainerRequest(new ContainerRequest(maps.resource(), null, null, MAP));
         }
       }
-      boolean mapsStarted = now - allocatedAt >= startupMs;
       if (reduces != null && reducesAsked == 0 && mapsStarted && mapsPlaced == mapCount
           && mapsDone >= slowstart * mapCount) {
         for (; reducesAsked < reduceCount; reducesAsked++) {
