@@ -12,7 +12,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from amtuner.bench import SHARED, SUITE_SEEDS, default_workers
+from amtuner.bench import REAL_RUNS, SHARED, SUITE_SEEDS, default_workers
 from amtuner.controller import POLICIES
 from amtuner.model import SchedulerKind
 from amtuner.sim.spec import DEFAULT_HEARTBEATS, HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
@@ -143,16 +143,18 @@ def cmd_real(args: argparse.Namespace) -> int:
     kinds = _schedulers(args.scheduler)
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
     work = args.work or Path(tempfile.mkdtemp(prefix="amtuner-bench-real-"))
-    print(f"{len(real.cases(kinds))} runs on Hadoop's own RM, each also simulated; work in {work}",
-          file=sys.stderr)  # fmt: skip
+    print(f"{len(real.cases(kinds))} rows of {args.runs} runs on Hadoop's own RM, each row also "
+          f"simulated; work in {work}", file=sys.stderr)  # fmt: skip
     try:
-        summary = real.run(kinds, work, lambda line: print(line, file=sys.stderr, flush=True))
+        summary = real.run(
+            kinds, work, lambda line: print(line, file=sys.stderr, flush=True), args.runs
+        )
     except Unavailable as exc:
         print(f"amtuner bench real: no real RM can run here: {exc}", file=sys.stderr)
         return 2
     print(real.format_table(summary))
     print(GUARD_NOTE)
-    print(f"{len(summary['rows'])} runs in {summary['wall_seconds']:.0f} s")
+    print(f"{len(summary['rows'])} rows in {summary['wall_seconds']:.0f} s")
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n")
         print(f"wrote {args.json}")
@@ -303,6 +305,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         ),
     )
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--runs", type=_positive, default=REAL_RUNS,
+                   help="real runs per row, compared by their mean (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.add_argument("--plot", type=_plot_file, help="write a bar chart (PNG) here")
     p.add_argument("--work", type=Path,

@@ -19,6 +19,7 @@ starts it with the batch.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -35,8 +36,8 @@ from typing import Any
 import requests
 import yaml
 
-from amtuner.bench import SUITE_SEEDS
-from amtuner.bench.common import DEFAULT_A, fmt, mean_or_none, simulate
+from amtuner.bench import REAL_RUNS, SUITE_SEEDS
+from amtuner.bench.common import DEFAULT_A, fmt, simulate
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build, ensure_built
@@ -161,6 +162,18 @@ def figures_of(app_records: Sequence[dict[str, Any]]) -> Figures:
     )
 
 
+@dataclass(frozen=True)
+class RealRun:
+    """One run of the batch on a fresh real cluster."""
+
+    figures: Figures
+    a_trace: list[list[float]]
+    """[seconds after the first submission, A] as the daemon wrote it (the start value at 0)."""
+    hadoop_version: str
+    retried: str | None = None
+    """Why it is a second attempt on a fresh cluster (`StuckApp`), if it is."""
+
+
 def _daemon_config(rm: RealRM, policy: str, work: Path) -> Path:
     refresh: dict[str, Any] = (
         {"method": "command", "command": [str(rm.yarn), "rmadmin", "-refreshQueues"],
@@ -192,10 +205,9 @@ def run_real(
     work: Path,
     build: Build,
     batch: Workload | None = None,
-) -> tuple[Figures, list[list[float]], str]:
-    """One run of ``batch`` (default: `workload`) on a fresh real cluster: (figures, A over
-    time from the audit log, Hadoop version). ``a`` None runs ``policy`` from the scheduler's
-    default share."""
+) -> RealRun:
+    """One run of ``batch`` (default: `workload`) on a fresh real cluster. ``a`` None runs
+    ``policy`` from the scheduler's default share."""
     work.mkdir(parents=True, exist_ok=True)
     start_a = DEFAULT_A[kind] if a is None else a
     session = requests.Session()
@@ -227,7 +239,7 @@ def run_real(
                 entry = json.loads(line)
                 at = datetime.fromisoformat(entry["time"].replace("Z", "+00:00")).timestamp()
                 trace.append([round(at - first, 1), entry["new"]])
-        return figures_of(records), trace, rm.hadoop_version
+        return RealRun(figures_of(records), trace, rm.hadoop_version)
 
 
 class StuckApp(RuntimeError):
@@ -275,12 +287,11 @@ def run_sim(
     heartbeats: Heartbeats,
     batch: Workload | None = None,
 ) -> Figures:
-    """``batch`` (default: `workload`) through the simulator on the real cluster's shape: the
-    means over `SUITE_SEEDS` seeds, as bench paper's, and the most common AM count. A seed draws
-    the heartbeats' phases and the tasks' jitter: over 10 seeds a row's makespan spans 5-16 %
-    (the controllers' rows the most: `paper` 57.9-66.6 s on the CapacityScheduler), as much as
-    one real run differs from the next. One seed is one draw; the mean is what the simulator
-    expects of a real run."""
+    """``batch`` (default: `workload`) through the simulator on the real cluster's shape, over
+    `SUITE_SEEDS` seeds, as bench paper's (`typical`). A seed draws the heartbeats' phases and
+    the tasks' jitter: over 10 seeds a row's makespan spans 5-16 % (the controllers' rows the
+    most: `paper` 57.9-66.6 s on the CapacityScheduler), as much as one real run differs from
+    the next. One seed is one draw; the mean is what the simulator expects of a real run."""
 
     def one(seed: int) -> SimResult:
         return simulate(
@@ -289,11 +300,21 @@ def run_sim(
         )  # fmt: skip
 
     runs = [one(seed) for seed in range(SUITE_SEEDS)]
-    makespan = mean_or_none(r.makespan_s if r.finished else None for r in runs)
-    jct = mean_or_none(r.mean_jct_s if r.finished else None for r in runs)
-    if makespan is None or jct is None:
+    if not all(r.finished for r in runs):
         raise RuntimeError(f"the simulated batch did not finish ({kind}, {policy}, A {a})")
-    return Figures(makespan, jct, mode(r.ams_at_once for r in runs))
+    return typical(
+        [Figures(r.makespan_s, r.mean_jct_s, r.ams_at_once) for r in runs]  # type: ignore[arg-type]
+    )
+
+
+def typical(runs: Sequence[Figures]) -> Figures:
+    """What one more run is expected to give: the runs' mean makespan and mean JCT, and the AM
+    count most of them reached."""
+    return Figures(
+        makespan_s=round(mean(r.makespan_s for r in runs), 3),
+        mean_jct_s=round(mean(r.mean_jct_s for r in runs), 3),
+        ams_at_once=mode(r.ams_at_once for r in runs),
+    )
 
 
 def cases(kinds: Sequence[SchedulerKind]) -> list[tuple[SchedulerKind, float | None, str]]:
@@ -309,21 +330,19 @@ def cases(kinds: Sequence[SchedulerKind]) -> list[tuple[SchedulerKind, float | N
 def row_of(
     kind: SchedulerKind,
     label: str,
-    hadoop_version: str,
-    real: Figures,
+    real_runs: Sequence[RealRun],
     sim: Figures,
     at_once: Figures,
-    trace: list[list[float]],
     wall_s: float,
-    retried: str | None = None,
 ) -> dict[str, Any]:
-    """One (scheduler, policy) row; the differences are the simulator's error relative to the
-    real RM (negative: the simulator finishes sooner). ``retried``: why the real run was
-    repeated on a fresh cluster (`StuckApp`), if it was."""
+    """One (scheduler, policy) row: the real runs' `typical` figures beside the simulator's,
+    the differences the simulator's error relative to the real RM (negative: the simulator
+    finishes sooner), and each real run as it went."""
+    real = typical([r.figures for r in real_runs])
     return {
         "scheduler": str(kind),
         "policy": label,
-        "hadoop_version": hadoop_version,
+        "hadoop_version": real_runs[0].hadoop_version,
         "real_makespan_s": real.makespan_s,
         "sim_makespan_s": sim.makespan_s,
         "sim_at_once_makespan_s": at_once.makespan_s,
@@ -334,8 +353,9 @@ def row_of(
         "mean_jct_diff": round((sim.mean_jct_s - real.mean_jct_s) / real.mean_jct_s, 4),
         "real_ams_at_once": real.ams_at_once,
         "sim_ams_at_once": sim.ams_at_once,
-        "real_a_trace": trace,
-        "real_retried": retried,
+        "real_runs": [
+            {**asdict(r.figures), "a_trace": r.a_trace, "retried": r.retried} for r in real_runs
+        ],
         "wall_seconds": round(wall_s, 1),
     }
 
@@ -372,8 +392,34 @@ def host_shape() -> dict[str, Any]:
     return {"cpus": os.cpu_count(), "memory_gb": memory_gb}
 
 
+def real_runs(
+    kind: SchedulerKind,
+    a: float | None,
+    policy: str,
+    work: Path,
+    build: Build,
+    runs: int,
+    progress: Callable[[str], None],
+) -> list[RealRun]:
+    """``runs`` runs of the batch, each on a fresh cluster in its own directory under ``work``;
+    a run with a stuck app (`StuckApp`) is made once more, and says why."""
+    out = []
+    for i in range(1, runs + 1):
+        where = work / f"run-{i}"
+        try:
+            out.append(run_real(kind, a, policy, where, build))
+        except StuckApp as exc:
+            progress(f"{kind} {policy if a is None else a} run {i}: {exc}; again, fresh cluster")
+            again = run_real(kind, a, policy, where.with_name(f"{where.name}-again"), build)
+            out.append(dataclasses.replace(again, retried=str(exc)))
+    return out
+
+
 def run(
-    kinds: Sequence[SchedulerKind], work: Path, progress: Callable[[str], None]
+    kinds: Sequence[SchedulerKind],
+    work: Path,
+    progress: Callable[[str], None],
+    runs: int = REAL_RUNS,
 ) -> dict[str, Any]:
     build = ensure_built()
     rows = []
@@ -382,20 +428,10 @@ def run(
         policy = label if a is None else "paper"
         t0 = time.perf_counter()
         where = work / f"{kind}-{label.replace(':', '-')}"
-        retried = None
-        try:
-            real, trace, version = run_real(kind, a, policy, where, build)
-        except StuckApp as exc:
-            retried = str(exc)
-            progress(f"{kind} {label}: {exc}; once more on a fresh cluster")
-            real, trace, version = run_real(
-                kind, a, policy, where.with_name(f"{where.name}-2"), build
-            )
+        real = real_runs(kind, a, policy, where, build, runs, progress)
         sim = run_sim(kind, a, policy, HADOOP_HEARTBEATS)
         at_once = run_sim(kind, a, policy, IMMEDIATE)
-        row = row_of(
-            kind, label, version, real, sim, at_once, trace, time.perf_counter() - t0, retried
-        )
+        row = row_of(kind, label, real, sim, at_once, time.perf_counter() - t0)
         rows.append(row)
         progress(format_row(row))
     return {
@@ -412,13 +448,14 @@ def format_row(row: dict[str, Any]) -> str:
         f"{fmt(row['sim_mean_jct_s']):>6} ({row['makespan_diff']:+.1%} / "
         f"{row['mean_jct_diff']:+.1%})   sim at once {fmt(row['sim_at_once_makespan_s']):>6}"
         f"   AMs at once {row['real_ams_at_once']:>2} / {row['sim_ams_at_once']:>2}"
+        f"   real runs {' '.join(fmt(r['makespan_s']) for r in row['real_runs'])}"
     )
 
 
 def format_table(summary: dict[str, Any]) -> str:
     head = (
         "scheduler policy     real makespan / mean JCT   simulated (difference)"
-        "              simulated, containers at once   AMs at once, real / sim"
+        "              simulated, containers at once   AMs at once, real / sim   each real run"
     )
     lines = [head, *(format_row(r) for r in summary["rows"])]
     return "\n".join(lines)
@@ -441,6 +478,9 @@ def plot(summary: dict[str, Any], path: Path) -> None:
         (width, "sim_at_once_makespan_s", "simulator, at once", "#c4c4c4"),
     ):
         ax.bar([x + offset for x in xs], [r[key] for r in rows], width, label=label, color=color)
+    each = [(x - width, run["makespan_s"]) for x, r in enumerate(rows) for run in r["real_runs"]]
+    ax.scatter([x for x, _ in each], [m for _, m in each], s=9, color="black", zorder=3,
+               label="each real run")  # fmt: skip
     ax.set_xticks(list(xs), [f"{r['scheduler'][:4]}\n{r['policy']}" for r in rows], fontsize=8)
     ax.set_ylabel("makespan (s)")
     ax.set_title("The same batch on Hadoop's own RM and on the simulator")

@@ -22,10 +22,9 @@ def test_a_small_batch_runs_on_the_real_rm_and_in_the_simulator(
     RM's own, no job is faster than its own work allows, and the simulator runs the same."""
     small = real.workload().jobs[::3][:3]
     batch = dataclasses.replace(real.workload(), jobs=small)
-    figures, trace, version = real.run_real(
-        SchedulerKind.CAPACITY, a, "adaptive", tmp_path, realyarn_build, batch
-    )
-    assert version.startswith("3.")
+    run = real.run_real(SchedulerKind.CAPACITY, a, "adaptive", tmp_path, realyarn_build, batch)
+    figures, trace = run.figures, run.a_trace
+    assert run.hadoop_version.startswith("3.") and run.retried is None
     # An AM starts, its maps run, its reduce runs, it tears down: nothing finishes sooner.
     spec = small[0]
     floor = spec.am_startup_s + spec.maps[0].duration_s + spec.reduces[0].duration_s
