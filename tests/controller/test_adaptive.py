@@ -201,11 +201,17 @@ def test_newcomers_into_short_jobs_do_not_lower_a_held_by_large_jobs_or_that_bin
 
 
 def test_short_jobs_on_the_capacity_scheduler_raise_by_the_bisection_step() -> None:
-    # AM-heavy room (tasks 0.1 < AM 0.5), but 6 of 10 apps finished last period: one-map jobs
-    # need an AM each, so the mix is not a tail; raise by half the distance, 0.5 + 0.225.
-    d, _ = decide(obs(10, 9, 60_000, 45_000), seen(0.5, p=15))
+    # AM-heavy room (tasks 0.15 < AM 0.45), and 6 of 10 apps finished last period as in the
+    # period before: one-map jobs need an AM each, so the mix is not a tail; raise by half the
+    # distance, 0.5 + 0.225.
+    short = adaptive.Memory(short=True).extra()
+    d, _ = decide(obs(10, 9, 60_000, 45_000), seen(0.5, p=15, extra=short))
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.725)
     assert d.case == Case.ROOM_SHORT
+    # Short this period only: a batch's wave ending together looks the same once most of its
+    # jobs are gone (their tasks with them): one AM more, 0.5 -> 0.55.
+    d, _ = decide(obs(10, 9, 60_000, 45_000), seen(0.5, p=15))
+    assert (d.new_a, d.case) == (0.55, Case.ROOM_SHORT) and "this period only" in d.reason
     # A batch's wave of similar jobs ending together turns over as fast, but its jobs ran more
     # than a task an AM (tasks 0.35 > AM 0.5 / 2): one AM more, 10 x 0.05 = 0.5 -> 0.55.
     d, _ = decide(obs(10, 10, 85_000, 50_000), seen(0.5, p=16))
@@ -813,12 +819,16 @@ def test_the_rules_table_ends_with_a_rule_that_always_decides() -> None:
 
 def test_small_jobs_on_a_capacity_scheduler_keep_more_ams_than_the_papers() -> None:
     # One-map jobs, 20 s in on 4 nodes of 8 GB: 12 AMs of 2 GB and their 7 maps fill the
-    # cluster (0.97) and 20 apps wait. Tasks hold 0.22 per AM share 0.75, under a third of the
-    # paper's jobs' backlog: the jobs need fewer tasks per AM, so the aim falls from T2 and A
-    # goes down to the 9 AMs that leave tasks that aim, not to the 7 that would leave them T2.
+    # cluster (0.97) and 20 apps wait. Tasks hold 0.22 per AM share 0.75, a third of the
+    # paper's jobs' backlog: the jobs need fewer tasks per AM, so the aim falls from T2 to
+    # 0.267, which the tasks keep with A filled: A stays at 12 AMs (one-map jobs' best is 0.8).
     o = replace(
         obs(20, 12, 31_744, 24_576, total=32_768), containers=19, memory_pending_mb=20 * 2048
     )
     d, _ = decide(o, seen(0.7625, p=25))
-    assert (d.case, d.new_a) == (Case.OVER_ALLOCATED, 0.5624)
-    assert "0.376 (T2 for jobs 0.36x the paper's work per AM)" in d.reason
+    assert (d.case, d.new_a) == (Case.TASKS_KEEP_AIM, 0.7625)
+    assert "0.267 (T2 for jobs 0.13x the paper's work per AM)" in d.reason
+    # The same cluster with 12 more maps asked for: the paper's backlog, T2, down to 8 AMs.
+    o = replace(o, memory_pending_mb=20 * 2048 + 12 * 1024)
+    d, _ = decide(o, seen(0.7625, p=25))
+    assert (d.case, d.new_a) == (Case.OVER_ALLOCATED, 0.4999)
