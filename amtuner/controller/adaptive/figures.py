@@ -32,8 +32,9 @@ PAPER_BACKLOG_MIN = 0.8
 """Below this the running jobs are smaller than the paper's: a one-map job's AM of two task
 units has at most half a unit of task memory per unit of AM."""
 LEAST_WORK = 0.1
-"""The smallest work `Figures.work` reads: the aim it gives AMs of two task units is 0.24, the
-tasks' share of 120 one-map jobs on 4 nodes at their best fixed A (0.8 on both schedulers)."""
+"""The smallest work `Figures.work` reads: the aim it gives AMs of two task units is 0.24, about
+the tasks' share of 120 one-map jobs on 4 nodes at their best fixed A (0.8 on both schedulers:
+12 AMs of 2 GB in 32 GB leave tasks 0.25)."""
 
 @dataclass(frozen=True, slots=True)
 class Figures:
