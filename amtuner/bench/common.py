@@ -127,12 +127,17 @@ def tqdm_progress(results: Iterable[T], total: int) -> Iterable[T]:
     return tqdm(results, total=total, unit="run", file=sys.stderr)
 
 
+def mean_of(values: Iterable[float]) -> float:
+    """A mean as the benchmarks report one: to the thousandth."""
+    return round(mean(values), 3)
+
+
 def mean_or_none(values: Iterable[float | None]) -> float | None:
     """A value that fails on any seed never finishes: report that, do not average it away."""
     values = list(values)
     if not values or any(v is None for v in values):
         return None
-    return round(mean(v for v in values if v is not None), 3)
+    return mean_of(v for v in values if v is not None)
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

@@ -37,7 +37,7 @@ import requests
 import yaml
 
 from amtuner.bench import REAL_RUNS, SUITE_SEEDS
-from amtuner.bench.common import DEFAULT_A, fmt, simulate
+from amtuner.bench.common import DEFAULT_A, fmt, mean_of, simulate
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build, ensure_built
@@ -314,8 +314,8 @@ def typical(runs: Sequence[Figures]) -> Figures:
     """What one more run is expected to give: the runs' mean makespan and mean JCT, and the AM
     count most of them reached."""
     return Figures(
-        makespan_s=round(mean(r.makespan_s for r in runs), 3),
-        mean_jct_s=round(mean(r.mean_jct_s for r in runs), 3),
+        makespan_s=mean_of(r.makespan_s for r in runs),
+        mean_jct_s=mean_of(r.mean_jct_s for r in runs),
         ams_at_once=mode(r.ams_at_once for r in runs),
     )
 
@@ -333,7 +333,7 @@ def cases(kinds: Sequence[SchedulerKind]) -> list[tuple[SchedulerKind, float | N
 def row_of(
     kind: SchedulerKind,
     label: str,
-    real_runs: Sequence[RealRun],
+    runs: Sequence[RealRun],
     sim: Figures,
     at_once: Figures,
     wall_s: float,
@@ -341,11 +341,11 @@ def row_of(
     """One (scheduler, policy) row: the real runs' `typical` figures beside the simulator's,
     the differences the simulator's error relative to the real RM (negative: the simulator
     finishes sooner), and each real run as it went."""
-    real = typical([r.figures for r in real_runs])
+    real = typical([r.figures for r in runs])
     return {
         "scheduler": str(kind),
         "policy": label,
-        "hadoop_version": real_runs[0].hadoop_version,
+        "hadoop_version": runs[0].hadoop_version,
         "real_makespan_s": real.makespan_s,
         "sim_makespan_s": sim.makespan_s,
         "sim_at_once_makespan_s": at_once.makespan_s,
@@ -357,7 +357,7 @@ def row_of(
         "real_ams_at_once": real.ams_at_once,
         "sim_ams_at_once": sim.ams_at_once,
         "real_runs": [
-            {**asdict(r.figures), "a_trace": r.a_trace, "retried": r.retried} for r in real_runs
+            {**asdict(r.figures), "a_trace": r.a_trace, "retried": r.retried} for r in runs
         ],
         "wall_seconds": round(wall_s, 1),
     }
