@@ -8,12 +8,13 @@ how they set the results side by side.
 from __future__ import annotations
 
 import dataclasses
+import math
 import sys
 import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from statistics import mean
+from statistics import mean, stdev
 from typing import Any, TypeVar
 
 from amtuner.config import ControllerSettings
@@ -138,6 +139,22 @@ def mean_or_none(values: Iterable[float | None]) -> float | None:
     if not values or any(v is None for v in values):
         return None
     return mean_of(v for v in values if v is not None)
+
+
+def paired_se(xs: Sequence[float | None], ys: Sequence[float | None]) -> float | None:
+    """The standard error of the mean of the per-seed ratios x / y: how far a ratio of the
+    means over these seeds would move with other seeds. Pairing by seed (the same seed draws
+    the same jobs for both runs) leaves out the workload's own spread, so a difference smaller
+    than about two of these is noise of the sample, not of the policy. None for one seed or a
+    run that did not finish."""
+    if len(xs) != len(ys) or len(xs) < 2:
+        return None
+    ratios = []
+    for x, y in zip(xs, ys, strict=True):
+        if x is None or not y:
+            return None
+        ratios.append(x / y)
+    return round(stdev(ratios) / math.sqrt(len(ratios)), 4)
 
 
 def ratio(a: float | None, b: float | None) -> float | None:

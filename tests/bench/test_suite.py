@@ -26,7 +26,8 @@ FIGURES = {
     "best_fixed_mean_jct_s", "best_fixed_a_mean_jct_s", "policy_makespan_s",
     "policy_mean_jct_s", "policy_vs_best", "policy_jct_vs_best", "policy_vs_default", "by_jct",
     "default_p95_jct_s", "fixed_p95_jct_s", "best_fixed_p95_a", "best_fixed_p95_jct_s",
-    "policy_p95_jct_s", "policy_p95_vs_best", "policy_jct_vs_default",
+    "policy_p95_jct_s", "policy_p95_vs_best", "policy_jct_vs_default", "policy_vs_default_se",
+    "policy_vs_best_se", "policy_jct_vs_default_se", "policy_jct_vs_best_se",
 }  # fmt: skip
 
 
@@ -123,6 +124,31 @@ def test_days_are_judged_by_mean_and_p95_job_completion_time() -> None:
     assert "  day " not in head  # not among the makespan rows
     assert "140.0 / 350.0" in days and "100.0 (0.9)" in days and "300.0 (1.0)" in days
     assert "110.0 / 330.0" in days and "1.100 / 1.10" in days
+
+
+def test_a_policy_over_the_default_is_judged_against_the_seeds_noise() -> None:
+    """Two seeds each: the same seed draws the same jobs, so the noise is the spread of the
+    per-seed ratios, not of the makespans (which differ by a third between the seeds here)."""
+    steady, noisy = Bench("steady", "phase:small", "test"), Bench("noisy", "phase:large", "t")
+    kind = SchedulerKind.FAIR
+    runs = {}
+    for b, policy_over in ((steady, (1.02, 1.02)), (noisy, (1.10, 0.96))):
+        for seed, base in enumerate((90.0, 120.0)):
+            runs |= {Case(b, kind, a, seed): Outcome(base * (1 + abs(a - 0.5)), base)
+                     for a in suite.SUITE_FIXED_VALUES}  # fmt: skip
+            over = policy_over[seed]
+            runs[Case(b, kind, None, seed)] = Outcome(base * over, base * over)
+    summary = suite.summarise(runs, [steady, noisy], [kind], 2)
+    g = summary["fair"]["noisy"]  # type: ignore[index]
+    assert g["policy_vs_default"]["paper"] == pytest.approx(1.02, abs=1e-3)
+    assert g["policy_vs_default_se"]["paper"] == pytest.approx(0.07)  # stdev 0.099 / sqrt 2
+    assert g["policy_jct_vs_default_se"]["paper"] == pytest.approx(0.07)
+    assert summary["fair"]["steady"]["policy_vs_default_se"]["paper"] == 0  # type: ignore[index]
+    table = suite.format_table(summary, [kind])
+    assert (
+        "paper over the default beyond 2 standard errors of the seeds: steady 1.020 (± 0.000);"
+        " within 2 standard errors: noisy 1.020 (± 0.070)"
+    ) in table
 
 
 def test_unknown_policy_is_refused() -> None:
