@@ -89,10 +89,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=DEFAULT_HEARTBEATS,
         help="hadoop3 (the default): as Hadoop 3.5.0 by default, node and AM heartbeats every 1 s, "
         "one container per node heartbeat (FairScheduler), asynchronous scheduling every 5 ms "
-        "(CapacityScheduler); hadoop3-sync: the CapacityScheduler on node heartbeats, one "
-        "off-switch container each; hadoop3-mr: hadoop3 with MapReduce's reduce ramp-up, "
-        "priorities and preemption (not yet checked against a real MapReduce AM); none: place "
-        "every container the instant it fits",
+        "(CapacityScheduler), a node reserved for an AM that fits none (FairScheduler); "
+        "hadoop3-sync: the CapacityScheduler on node heartbeats, one off-switch container each; "
+        "hadoop3-mr: hadoop3 with MapReduce's reduce ramp-up, priorities and preemption (not yet "
+        "checked against a real MapReduce AM); hadoop3-no-reserve: hadoop3 without the "
+        "FairScheduler's reservations; none: place every container the instant it fits",
     )
     p.add_argument(
         "--hadoop", choices=HADOOP_VERSIONS, default="3",

@@ -30,6 +30,8 @@ from amtuner.sim.engine import Engine, Event
 _EPS = 1e-9
 _PARKED = -2
 """A node's bucket while it has taken all it may this heartbeat."""
+_RESERVED = -3
+"""A node's bucket while it is reserved for one container (`Cluster.reserve`)."""
 
 
 def normalise_up(value: int, step: int) -> int:
@@ -117,6 +119,7 @@ class Node:
         "name",
         "next_t",
         "rate",
+        "reserved",
         "tasks",
         "unsettled",
         "vcores",
@@ -155,6 +158,8 @@ class Node:
         """Its task set changed this instant; rate and event are brought up to date at its end."""
         self.tasks: list[Running] = []
         """Running tasks, a heap by (finish work, seq)."""
+        self.reserved: Any = None
+        """What the node is reserved for (`Cluster.reserve`), None when it is not."""
 
 
 class _Settle(Event):
@@ -345,6 +350,24 @@ class Cluster:
         self._parked.clear()
         return self._capped
 
+    def offered(self) -> Node | None:
+        """The node a scheduler offers a request that fits nowhere, to reserve: the one with the
+        most free memory of those heartbeating this round and not reserved; None if none is."""
+        return self._buckets[self._top].first
+
+    def reserve(self, node: Node, holder: Any) -> None:
+        """Hold ``node`` for ``holder``: no container goes there but the one it was reserved
+        for (`unreserve` first), however much it frees."""
+        self._buckets[node.bucket].remove(node)
+        node.bucket = _RESERVED
+        node.reserved = holder
+        self._lower_top()
+
+    def unreserve(self, node: Node) -> None:
+        node.reserved = None
+        node.bucket = -1
+        self._rebucket(node)
+
     def allocate(
         self, node: Node, memory_mb: int, vcores: int, *, off_switch: bool = False
     ) -> None:
@@ -417,7 +440,7 @@ class Cluster:
     def _rebucket(self, node: Node) -> None:
         units = node.free_mb // self.min_alloc_mb
         old = node.bucket
-        if units == old or old == _PARKED:
+        if units == old or old <= _PARKED:  # parked or reserved: out of the buckets
             return
         buckets = self._buckets
         if old >= 0:

@@ -11,12 +11,13 @@ An app goes where the placement rules put it (`amtuner.sim.placement`: the file'
 yarn-site's ``user-as-default-queue`` and ``allow-undeclared-pools``); a queue they name that does
 not exist is created as a leaf, as Hadoop does.
 
-Not modelled: preemption (off by default in FS too), ACLs,
-reservations, maxChildResources, the fair-share update interval (shares are recomputed whenever
-the set of active queues changes), the order of children under a parent's drf policy (they are
-compared by memory; the shares themselves follow the parent's policy). Placement is one
-scheduling pass over the cluster, not a node heartbeat at a time; a container goes where both its
-memory and its vcores fit (``fitsIn``), whatever the policy.
+An AM that fits no node reserves one (`amtuner.sim.fsreserve`, Hadoop 2.8+ and 3.x) unless
+``reserve`` is off (``--heartbeats hadoop3-no-reserve``, ``none``). Not modelled: preemption
+(off by default in FS too), ACLs, maxChildResources, the fair-share update interval (shares are
+recomputed whenever the set of active queues changes), the order of children under a parent's
+drf policy (they are compared by memory; the shares themselves follow the parent's policy).
+Placement is one scheduling pass over the cluster, not a node heartbeat at a time; a
+container goes where both its memory and its vcores fit (``fitsIn``), whatever the policy.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from amtuner.sim.fairshare import (
     max_am_resource,
 )
 from amtuner.sim.fsqueue import FSQueue, check_busy_leaves, rebuilt_queues, recount_parents
+from amtuner.sim.fsreserve import Reservations
 from amtuner.sim.jobs import App, Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.placement import Rejected, place, rules_from_site
@@ -66,8 +68,11 @@ class FairScheduler(Scheduler):
         *,
         hadoop: str = "3",
         site: Mapping[str, str] | None = None,
+        reserve: bool = False,
     ) -> None:
         self.cluster = cluster
+        self.reservations = Reservations(cluster) if reserve else None
+        """Nodes reserved for AMs, where reservations are modelled."""
         self.site_rules = rules_from_site(site or {})
         """Where apps go when the allocation file has no placement policy."""
         self.am_check_2_8 = hadoop == "2.8"
@@ -100,8 +105,9 @@ class FairScheduler(Scheduler):
         )
         q.min_mb, q.min_vcores = (c.min_resources or ResourceSpec()).resolve(total_mb, total_vc, 0)
         max_spec = c.max_resources or conf.queue_max_resources_default or ResourceSpec()
+        # Unbounded unless configured (``Resources.unbounded()``): a queue's usage plus a request
+        # is checked against it (``fitsInMaxShare``), not against the cluster's size.
         q.max_mb, q.max_vcores = max_spec.resolve(total_mb, total_vc, UNLIMITED)
-        q.max_mb, q.max_vcores = min(q.max_mb, total_mb), min(q.max_vcores, total_vc)
         q.policy = c.policy or conf.default_policy
 
     def _build(self, conf: FSConf, old: dict[str, FSQueue]) -> None:
@@ -450,25 +456,15 @@ class FairScheduler(Scheduler):
         blocked: set[int] = set()
         am_blocked: set[int] = set()
         skipped: list[tuple[FSQueue, App]] = []
+        reservations = self.reservations
+        if reservations is not None and reservations.nodes:
+            reservations.serve(self._admits, runtime.launch)
         while cluster.fits_somewhere(min_alloc):
             leaf = self._pick_leaf(blocked, am_blocked)
             if leaf is None:
                 break
             if self._am_next(leaf, am_blocked):
-                app = leaf.am_heap[0][1]
-                mem, vc = app.am_memory_mb, app.am_vcores
-                if not self.am_allowed(leaf, app):
-                    am_blocked.add(id(leaf))
-                    continue
-                if not self._fits_max(leaf, mem, vc):
-                    blocked.add(id(leaf))
-                    continue
-                node = cluster.find(mem, vc)
-                if node is None:
-                    am_blocked.add(id(leaf))
-                    continue
-                heapq.heappop(leaf.am_heap)
-                runtime.launch(app, node)
+                self._place_am(leaf, runtime, blocked, am_blocked)
                 continue
             app = leaf.heap[0]
             if not app.pending:
@@ -494,6 +490,47 @@ class FairScheduler(Scheduler):
                 app.in_heap = False
         for leaf, app in skipped:
             self._push(leaf, app)
+        if reservations is not None:  # a full node heartbeats too, and is reserved
+            for leaf in self.leaves:
+                while leaf.am_heap and not (id(leaf) in am_blocked or id(leaf) in blocked):
+                    self._place_am(leaf, runtime, blocked, am_blocked)
+
+    def _place_am(
+        self, leaf: FSQueue, runtime: Runtime, blocked: set[int], am_blocked: set[int]
+    ) -> None:
+        """The leaf's next AM: placed, or the leaf's AMs held back this pass (the AM limit, the
+        queues' maximum, no node with room: then the waiting apps reserve nodes)."""
+        app = leaf.am_heap[0][1]
+        if app.am_node is not None:  # its AM went to a node reserved for it
+            heapq.heappop(leaf.am_heap)
+            return
+        mem, vc = app.am_memory_mb, app.am_vcores
+        if not self.am_allowed(leaf, app):
+            am_blocked.add(id(leaf))
+            return
+        if not self._fits_max(leaf, mem, vc):
+            # ``hasContainerForNode`` fails for this app alone: the leaf's tasks, smaller,
+            # may still fit under the queues' maximum
+            am_blocked.add(id(leaf))
+            return
+        node = self.cluster.find(mem, vc)
+        if node is None:
+            if self.reservations is not None:
+                self.reservations.reserve_for_waiting(leaf.am_heap, self._admits)
+            am_blocked.add(id(leaf))
+            return
+        heapq.heappop(leaf.am_heap)
+        runtime.launch(app, node)
+
+    def _admits(self, app: App) -> bool:
+        """Whether the AM limit and the queues' maximum take ``app``'s AM now."""
+        leaf: FSQueue = app.leaf  # type: ignore[assignment]
+        return self.am_allowed(leaf, app) and self._fits_max(leaf, app.am_memory_mb, app.am_vcores)
+
+    def reserved(self) -> tuple[int, int, int]:
+        """(MB, vcores, containers) reserved."""
+        r = self.reservations
+        return (0, 0, 0) if r is None else r.held()
 
     @staticmethod
     def _am_next(leaf: FSQueue, am_blocked: set[int]) -> bool:

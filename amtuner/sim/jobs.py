@@ -65,6 +65,7 @@ class App:
         "reduces_done",
         "reduces_kept",
         "reduces_total",
+        "reserved",
         "running_containers",
         "spec",
         "started_s",
@@ -122,6 +123,8 @@ class App:
         self.hpos = -1
         """Its place in that heap (-1: not in it)."""
         self.in_heap = False
+        self.reserved = 0
+        """Nodes reserved for its AM (`amtuner.sim.fsreserve`)."""
 
     @property
     def progress(self) -> float:
@@ -165,6 +168,10 @@ class Scheduler:
     def headroom(self, app: App) -> Resource:
         """What the RM tells ``app``'s AM it may still get (``getHeadroom``), in (MB, vcores)."""
         raise NotImplementedError
+
+    def reserved(self) -> tuple[int, int, int]:
+        """(MB, vcores, containers) held by reservations: none unless a scheduler models them."""
+        return 0, 0, 0
 
     def counts_vcores(self) -> bool:
         """Whether the RM tells AMs that it schedules vcores (``getSchedulingResourceTypes``

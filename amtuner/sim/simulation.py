@@ -133,7 +133,9 @@ class Simulation:
         if scheduler is SchedulerKind.CAPACITY:
             self.scheduler = CapacityScheduler(config, self.cluster)
         else:
-            self.scheduler = FairScheduler(config, self.cluster, hadoop=hadoop, site=site)
+            self.scheduler = FairScheduler(
+                config, self.cluster, hadoop=hadoop, site=site, reserve=heartbeats.fs_reserve
+            )
         order = sorted(range(len(workload.jobs)), key=lambda i: workload.jobs[i].submit_s)
         min_alloc = self.cluster.min_alloc_mb
         self.apps = [
@@ -216,12 +218,14 @@ class Simulation:
     def view(self) -> ClusterView:
         rt = self.runtime
         cluster = self.cluster
+        reserved_mb, reserved_vcores, reserved = self.scheduler.reserved()
         return ClusterView(
             now_s=self.now,
             scheduler=self.scheduler_kind.value,  # type: ignore[arg-type]
             total=Res(cluster.total_mb, cluster.total_vcores),
             allocated=Res(cluster.used_mb, cluster.used_vcores),
-            reserved=Res(),
+            reserved=Res(reserved_mb, reserved_vcores),
+            containers_reserved=reserved,
             active_nodes=len(cluster.nodes),
             apps_submitted=rt.apps_submitted,
             apps_completed=rt.apps_completed,

@@ -108,13 +108,16 @@ class Heartbeats:
     False: it asks for every reduce once slow start is past, served after its maps, as the AM
     host of `amtuner bench real` does (it asks for reduces once every map is placed). Not the
     default until it is checked against MapReduce's own AM on a real RM."""
+    fs_reserve: bool = True
+    """FairScheduler: an AM that fits no node reserves one (`amtuner.sim.fsreserve`), as
+    Hadoop 2.8+ and 3.x do for containers of 2 GB and more."""
 
 
 HADOOP_3 = Heartbeats()
 
 IMMEDIATE = Heartbeats(
     node_s=0.0, am_s=0.0, per_node=0, offswitch_per_node=0, next_beat=False,
-    am_exit_on_node_beat=False, cs_async_s=0.0,
+    am_exit_on_node_beat=False, cs_async_s=0.0, fs_reserve=False,
 )
 """Every container placed the instant it fits: the simulator before heartbeats were modelled."""
 
@@ -125,11 +128,15 @@ HADOOP_3_SYNC = Heartbeats(cs_async_s=0.0)
 HADOOP_3_MR = Heartbeats(reduce_ramp=True)
 """Hadoop 3.x with MapReduce's reduce ramp-up, request priorities and reduce preemption."""
 
+HADOOP_3_NO_RESERVE = Heartbeats(fs_reserve=False)
+"""Hadoop 3.x with a FairScheduler that reserves no node: the simulator before reservations."""
+
 HEARTBEATS = {
     "none": IMMEDIATE,
     "hadoop3": HADOOP_3,
     "hadoop3-sync": HADOOP_3_SYNC,
     "hadoop3-mr": HADOOP_3_MR,
+    "hadoop3-no-reserve": HADOOP_3_NO_RESERVE,
 }
 """The heartbeat models a command line can name (``--heartbeats``)."""
 

@@ -90,5 +90,6 @@ class ClusterView:
     containers_pending: int
     queues: tuple[QueueView, ...]
     """Pre-order: root first, parents before children."""
+    containers_reserved: int = 0
     minimum_allocation: Res = Res(1024, 1)
     maximum_allocation: Res = Res(8192, 4)

@@ -92,7 +92,7 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
             "allocatedVirtualCores": alloc.vcores,
             "pendingVirtualCores": pending_vc,
             "containersAllocated": view.containers_allocated,
-            "containersReserved": 0,
+            "containersReserved": view.containers_reserved,
             "containersPending": view.containers_pending,
             "totalMB": total.memory_mb,
             "utilizedMB": alloc.memory_mb,
