@@ -11,9 +11,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from amtuner.bench import REAL_RUNS, SHARED, SUITE_SEEDS, default_workers
 from amtuner.controller import POLICIES
+from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
 from amtuner.sim.spec import DEFAULT_HEARTBEATS, HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
 
@@ -59,7 +61,8 @@ def _heartbeats_option(p: argparse.ArgumentParser) -> None:
         "--heartbeats", choices=sorted(HEARTBEATS), default=DEFAULT_HEARTBEATS,
         help="how the simulated RM hands out containers, as `amtuner simulate --heartbeats`: "
         "hadoop3 (Hadoop 3.5.0's defaults, the default), hadoop3-sync (a CapacityScheduler on "
-        "node heartbeats), hadoop3-mr (with MapReduce's reduce ramp-up) or none (at once)",
+        "node heartbeats), hadoop3-mr (with MapReduce's reduce ramp-up), hadoop3-no-reserve (a "
+        "FairScheduler that reserves no node for an AM) or none (at once)",
     )  # fmt: skip
 
 
@@ -142,16 +145,32 @@ def cmd_real(args: argparse.Namespace) -> int:
 
     kinds = _schedulers(args.scheduler)
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
+    if args.resimulate:
+        try:
+            summary = real.resimulate(json.loads(args.resimulate.read_text()), _progress)
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            print(f"amtuner bench real: cannot resimulate {args.resimulate}: {exc!r}",
+                  file=sys.stderr)  # fmt: skip
+            return ExitCode.CONFIG
+        return _report_real(summary, args)
     work = args.work or Path(tempfile.mkdtemp(prefix="amtuner-bench-real-"))
     print(f"{len(real.cases(kinds))} rows of {args.runs} runs on Hadoop's own RM, each row also "
           f"simulated; work in {work}", file=sys.stderr)  # fmt: skip
     try:
-        summary = real.run(
-            kinds, work, lambda line: print(line, file=sys.stderr, flush=True), args.runs
-        )
+        summary = real.run(kinds, work, _progress, args.runs)
     except Unavailable as exc:
         print(f"amtuner bench real: no real RM can run here: {exc}", file=sys.stderr)
-        return 2
+        return ExitCode.CONFIG
+    return _report_real(summary, args)
+
+
+def _progress(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _report_real(summary: dict[str, Any], args: argparse.Namespace) -> int:
+    from amtuner.bench import real
+
     print(real.format_table(summary))
     print(GUARD_NOTE)
     print(f"{len(summary['rows'])} rows in {summary['wall_seconds']:.0f} s")
@@ -208,10 +227,8 @@ def cmd_speed(args: argparse.Namespace) -> int:
         print(note)
     events = args.heapq_events or (speed.QUICK_HEAPQ_EVENTS if args.quick else speed.HEAPQ_EVENTS)
     try:
-        summary = speed.bench(
-            specs, _schedulers(args.scheduler), args.controller, events,
-            lambda line: print(line, file=sys.stderr, flush=True),
-        )  # fmt: skip
+        kinds = _schedulers(args.scheduler)
+        summary = speed.bench(specs, kinds, args.controller, events, _progress)
     except speed.SpeedError as exc:
         print(f"amtuner bench speed: {exc}", file=sys.stderr)
         return exc.code
@@ -311,6 +328,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--plot", type=_plot_file, help="write a bar chart (PNG) here")
     p.add_argument("--work", type=Path,
                    help="directory for the clusters' files and logs (default: a new temporary one)")
+    p.add_argument("--resimulate", type=Path, metavar="JSON",
+                   help="keep the real runs an earlier --json recorded and simulate every row "
+                        "again: a change to the simulator against the real RM in a minute")
     p.set_defaults(func=cmd_real)
 
     p = sub.add_parser(

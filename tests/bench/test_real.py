@@ -4,10 +4,13 @@ read back from the RM's app records."""
 from __future__ import annotations
 
 import dataclasses
+import json
+from pathlib import Path
 
 from amtuner.bench import real
 from amtuner.bench.common import DEFAULT_A
 from amtuner.model import SchedulerKind
+from tests.e2e.conftest import amtuner
 
 
 def test_the_batch_interleaves_the_profiles_all_at_once() -> None:
@@ -108,3 +111,40 @@ def test_an_app_holding_its_am_container_while_accepted_is_timed_from_when_first
     assert real.holding_am(records, since, 75.0) == {"app_1": 10.0}
     records[0]["state"] = "RUNNING"
     assert real.holding_am(records, since, 80.0) == {}, "it ran: forgotten"
+
+
+def test_recorded_real_runs_are_simulated_again(tmp_path: Path) -> None:
+    """``--resimulate``: a row's real runs stay as recorded, its simulated side is the
+    simulator's now (the seeded mean `run_sim` gives), the header names today's heartbeats."""
+    row = {
+        "scheduler": "capacity", "policy": "fixed:0.3", "hadoop_version": "3.5.0",
+        "sim_makespan_s": 1.0, "wall_seconds": 800.0,
+        "real_runs": [
+            {"makespan_s": m, "mean_jct_s": 40.0, "ams_at_once": 5, "a_trace": [[0.0, 0.3]],
+             "retried": None}
+            for m in (75.0, 77.0)
+        ],
+    }  # fmt: skip
+    recorded = {"parameters": {"heartbeats": {"node_ms": 1000}}, "rows": [row], "wall_seconds": 1}
+    (tmp_path / "real.json").write_text(json.dumps(recorded))
+    run = amtuner(
+        "bench", "real", "--resimulate", str(tmp_path / "real.json"),
+        "--json", str(tmp_path / "again.json"),
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    (again,) = json.loads((tmp_path / "again.json").read_text())["rows"]
+    sim = real.run_sim(SchedulerKind.CAPACITY, 0.3, "paper", real.HADOOP_HEARTBEATS)
+    assert (again["real_makespan_s"], again["sim_makespan_s"]) == (76.0, sim.makespan_s)
+    assert again["makespan_diff"] == round((sim.makespan_s - 76.0) / 76.0, 4)
+    assert again["real_runs"] == row["real_runs"] and again["wall_seconds"] == 800.0
+    header = json.loads((tmp_path / "again.json").read_text())["parameters"]["heartbeats"]
+    assert header == {"node_ms": 1000, "simulated": dataclasses.asdict(real.HADOOP_HEARTBEATS)}
+
+
+def test_a_recording_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "real.json").write_text('{"rows": [{"scheduler": "capacity"}]}')
+    run = amtuner("bench", "real", "--resimulate", str(tmp_path / "real.json"))
+    assert run.returncode == 2
+    assert "cannot resimulate" in run.stderr and "KeyError" in run.stderr
+    missing = amtuner("bench", "real", "--resimulate", str(tmp_path / "none.json"))
+    assert missing.returncode == 2 and "No such file" in missing.stderr
