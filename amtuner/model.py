@@ -91,6 +91,9 @@ class Observation:
     memory_pending_mb: int | None = None
     """Memory asked for and not yet allocated, cluster-wide (``pendingMB``, the root queue's
     ``QueueMetrics``): waiting apps' AM asks and running apps' task asks."""
+    memory_reserved_mb: int | None = None
+    """Memory held on nodes for containers that did not fit them yet (``reservedMB``): room an
+    AM or a large task will take, not room for more."""
     vcores_scheduled: bool = True
     """False when the scheduler ignores vcores (a CapacityScheduler with the default resource
     calculator): it counts one vcore per container, so its vcore figures can pass the cluster's

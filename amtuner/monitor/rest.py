@@ -158,6 +158,7 @@ class ClusterMetrics:
     vcores_total: int
     containers: int | None = None
     memory_pending_mb: int | None = None
+    memory_reserved_mb: int | None = None
 
 
 def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
@@ -175,6 +176,7 @@ def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
         vcores_total=_opt_count(m, "totalVirtualCores", where) or 0,
         containers=_opt_count(m, "containersAllocated", where),
         memory_pending_mb=_opt_count(m, "pendingMB", where),
+        memory_reserved_mb=_opt_count(m, "reservedMB", where),
     )
     if total == 0:
         raise ObservationError(
@@ -426,6 +428,7 @@ def build_observation(
         queues=leaves,
         containers=metrics.containers,
         memory_pending_mb=metrics.memory_pending_mb,
+        memory_reserved_mb=metrics.memory_reserved_mb,
         source=source,
         labelled_partitions=(
             labelled_partitions(scheduler_doc["scheduler"]["schedulerInfo"], source)

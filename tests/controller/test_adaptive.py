@@ -328,6 +328,16 @@ def test_room_the_running_apps_tasks_have_asked_for_is_not_room() -> None:
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.625)
 
 
+def test_room_reserved_for_a_container_that_did_not_fit_is_not_room() -> None:
+    # used 0.8 as above, and 16 000 MB reserved on nodes for AMs that fit none
+    # (``reservedMB``): what those nodes free goes to them. Used or reserved: 0.96, no room.
+    o = replace(obs(10, 10, 80_000, 30_000), memory_reserved_mb=16_000)
+    d, _ = decide(o, seen(0.3))
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.3)
+    d, _ = decide(replace(o, memory_reserved_mb=0), seen(0.3))
+    assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.625)
+
+
 def test_room_while_a_fair_scheduler_admits_more_ams_than_run_is_the_heartbeats_not_a() -> None:
     # 8 AMs of 2048 MB on 32 GB (0.5), A 0.6125 admits 9: an app finished and the next waits
     # only for a node heartbeat to place its AM. Raising now would admit a tenth for good.

@@ -121,6 +121,8 @@ def decide(
     )
     if p.f.waiting:
         figures += f", tasks asked for {p.f.waiting:.2f}"
+    if p.f.reserved:
+        figures += f", reserved {p.f.reserved:.2f}"
     decision = Decision(
         old_a=state.a,
         new_a=new_a,

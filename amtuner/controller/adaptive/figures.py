@@ -86,10 +86,14 @@ class Figures:
             return max(LEAST_WORK, (max(backlog, 0.0) / PAPER_BACKLOG_MIN) ** 2)
         return max(1.0, backlog / PAPER_BACKLOG)
 
+    reserved: float = 0.0
+    """Memory reserved on nodes for containers that did not fit (the cluster's, a share of the
+    target's denominator): what frees there goes to them, not to more AMs."""
+
     @property
     def claimed(self) -> float:
-        """The share used or already asked for by running apps' tasks."""
-        return min(1.0, self.used + self.waiting)
+        """The share used, already asked for by running apps' tasks, or reserved."""
+        return min(1.0, self.used + self.waiting + self.reserved)
 
     @property
     def to_a(self) -> float:
@@ -229,9 +233,11 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
     used, am, each, ratio, _ = max(shares)
     fair = obs.scheduler is SchedulerKind.FAIR
     waiting = max(0.0, pending_mb - p * am_mem_each) / mem_total if pending_mb else 0.0
+    reserved = (obs.memory_reserved_mb or 0) / mem_total
     floating = from_available and len(shares) > 1 and shares[0][0] >= shares[1][0]
     return Figures(
-        p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating
+        p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating,
+        reserved,
     )
 
 

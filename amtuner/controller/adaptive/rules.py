@@ -338,6 +338,8 @@ def _dead_band(p: Period) -> Proposal | None:
     if p.f.used >= FULL:
         return None
     what = "used" if p.f.claimed == p.f.used else "used or asked for by tasks"
+    if p.f.reserved:
+        what = "used, asked for by tasks or reserved"
     return Proposal(Case.DEAD_BAND, f"{what} between {ROOMY:g} and {FULL:g}: dead band")
 
 
