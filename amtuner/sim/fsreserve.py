@@ -12,8 +12,9 @@ share: a waiting AM always is) and it holds fewer reservations than
 heartbeats the reservation is checked (``assignReservedContainer``): released if the AM was
 placed elsewhere or the queue's AM limit no longer admits it (``isValidReservation``), turned
 into the AM's container once it fits. The AM limit does not count reservations, so every
-waiting app the limit admits alone may reserve a node. Tasks of 1 GB are below the threshold
-and never reserve.
+waiting app the limit admits alone may reserve a node. Only AMs reserve here: Hadoop reserves
+for a task of 2 GB or more too, which this model leaves out (the generated workloads' tasks are
+1 GB; an SLS or rumen trace may ask for more).
 
 The node reserved is the roomiest of those heartbeating in the pass, where Hadoop reserves
 whichever heartbeats first.

@@ -66,6 +66,9 @@ class Figures:
     share has none) and the tasks use memory more than vcores: that side tightens as tasks
     take vcores and loosens as they end. Where vcores are what runs out first (nodes short of
     them) the free vcores are the lasting limit, and this is False."""
+    reserved: float = 0.0
+    """Memory reserved on nodes for containers that did not fit (the cluster's, a share of the
+    target's denominator): what frees there goes to them, not to more AMs."""
 
     @property
     def work(self) -> float:
@@ -85,10 +88,6 @@ class Figures:
         if backlog < PAPER_BACKLOG_MIN:
             return max(LEAST_WORK, (max(backlog, 0.0) / PAPER_BACKLOG_MIN) ** 2)
         return max(1.0, backlog / PAPER_BACKLOG)
-
-    reserved: float = 0.0
-    """Memory reserved on nodes for containers that did not fit (the cluster's, a share of the
-    target's denominator): what frees there goes to them, not to more AMs."""
 
     @property
     def claimed(self) -> float:
