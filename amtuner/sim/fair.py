@@ -527,6 +527,18 @@ class FairScheduler(Scheduler):
         leaf: FSQueue = app.leaf  # type: ignore[assignment]
         return self.am_allowed(leaf, app) and self._fits_max(leaf, app.am_memory_mb, app.am_vcores)
 
+    def _reserved_by_queue(self) -> dict[str, tuple[int, int, int]]:
+        """(MB, vcores, containers) reserved by each queue's apps and its children's."""
+        out: dict[str, tuple[int, int, int]] = {}
+        for node in self.reservations.nodes if self.reservations is not None else ():
+            app: App = node.reserved
+            q: FSQueue | None = app.leaf  # type: ignore[assignment]
+            while q is not None:
+                mb, vc, n = out.get(q.conf.path, (0, 0, 0))
+                out[q.conf.path] = (mb + app.am_memory_mb, vc + app.am_vcores, n + 1)
+                q = q.parent
+        return out
+
     def reserved(self) -> tuple[int, int, int]:
         """(MB, vcores, containers) reserved."""
         r = self.reservations
@@ -545,9 +557,11 @@ class FairScheduler(Scheduler):
     def queue_views(self) -> tuple[QueueView, ...]:
         if self._shares_dirty:
             self._update_shares()
+        reserved = self._reserved_by_queue()
         views = []
         for q in self.queues.values():
             c = q.conf
+            mb, vc, n = reserved.get(c.path, (0, 0, 0))
             pending_apps = q.runnable - q.with_am + len(q.nonrunnable) if q.is_leaf else 0
             views.append(
                 QueueView(
@@ -570,6 +584,8 @@ class FairScheduler(Scheduler):
                     steady_fair_share=Res(q.steady_mb, q.steady_vcores),
                     demand=Res(q.used_mb + q.pending_mb, q.used_vcores + q.pending_vcores),
                     scheduling_policy=q.policy,
+                    reserved=Res(mb, vc),
+                    reserved_containers=n,
                 )
             )
         return tuple(views)

@@ -52,6 +52,9 @@ class QueueView:
     steady_fair_share: Res = Res()
     demand: Res = Res()
     scheduling_policy: str = "fair"
+    reserved: Res = Res()
+    """Held for containers reserved by its apps (and below), as `reservedResources` shows it."""
+    reserved_containers: int = 0
 
 
 @dataclass(frozen=True, slots=True)

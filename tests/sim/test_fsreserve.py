@@ -13,7 +13,7 @@ from amtuner.sim.cluster import Cluster
 from amtuner.sim.engine import Engine
 from amtuner.sim.fsreserve import Reservations
 from amtuner.sim.jobs import App
-from amtuner.sim.rmapi.rest import cluster_metrics
+from amtuner.sim.rmapi.rest import cluster_metrics, scheduler_info
 from amtuner.sim.sched_config import with_global_am_share
 from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
 from amtuner.sim.spec import (
@@ -69,13 +69,21 @@ def test_a_reserved_node_keeps_what_its_tasks_free_for_the_am() -> None:
 
 def test_the_rm_reports_what_is_reserved() -> None:
     """``reservedMB`` and ``containersReserved`` (ClusterMetricsInfo) while a node is held: one
-    node, ``reservable-nodes`` 0.05 of two rounded up."""
+    node, ``reservable-nodes`` 0.05 of two rounded up; the app's queue and its parents report
+    it as ``reservedResources`` and ``reservedContainers`` (a Hadoop 3.5.0 RM's answer:
+    2048 MB, 1 vcore, 1 container on root and root.default for one reserved AM)."""
     sim = simulate(full_then_late())
     sim.run_until(LATE_S + 1.5)
-    metrics = cluster_metrics(sim.view())["clusterMetrics"]
+    view = sim.view()
+    metrics = cluster_metrics(view)["clusterMetrics"]
     assert (metrics["reservedMB"], metrics["reservedVirtualCores"]) == (3072, 1)
     assert metrics["containersReserved"] == 1
     assert metrics["availableMB"] == 0  # a FairScheduler does not take reserved from available
+    root = scheduler_info(view)["scheduler"]["schedulerInfo"]["rootQueue"]
+    (leaf,) = root["childQueues"]["queue"]
+    for q in (root, leaf):
+        assert q["reservedResources"] == {"memory": 3072, "vCores": 1}
+        assert q["reservedContainers"] == 1
 
 
 def test_an_am_below_the_threshold_does_not_reserve() -> None:
