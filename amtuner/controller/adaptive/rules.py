@@ -327,7 +327,7 @@ def _room_in_the_tail(p: Period) -> Proposal | None:
 
 
 def _room(p: Period) -> Proposal | None:
-    """Room (used or asked for by tasks < ROOMY) while apps wait: raise by the paper's
+    """Room (used, asked for by tasks or reserved < ROOMY) while apps wait: raise by the paper's
     alpha / 2^n (at least step)."""
     return Proposal(Case.ROOM, _ROOM, want=1) if p.f.claimed < ROOMY else None
 
