@@ -428,11 +428,11 @@ def run(
     rows = []
     started = time.perf_counter()
     for kind, a, label in cases(kinds):
-        policy = label if a is None else "paper"
+        policy = policy_of(a, label)
         t0 = time.perf_counter()
         where = work / f"{kind}-{label.replace(':', '-')}"
         real = real_runs(kind, a, policy, where, build, runs, progress)
-        row = simulated_row(kind, a, label, real, t0)
+        row = row_of(kind, label, real, *simulated(kind, a, policy), time.perf_counter() - t0)
         rows.append(row)
         progress(format_row(row))
     return {
@@ -442,15 +442,15 @@ def run(
     }
 
 
-def simulated_row(
-    kind: SchedulerKind, a: float | None, label: str, real: Sequence[RealRun], t0: float
-) -> dict[str, Any]:
-    """A row of ``real``'s runs beside the simulator's, with heartbeats and at once; its wall
-    time counted from ``t0`` (`time.perf_counter`)."""
-    policy = label if a is None else "paper"
-    sim = run_sim(kind, a, policy, HADOOP_HEARTBEATS)
-    at_once = run_sim(kind, a, policy, IMMEDIATE)
-    return row_of(kind, label, real, sim, at_once, time.perf_counter() - t0)
+def policy_of(a: float | None, label: str) -> str:
+    """The policy a row runs: its label's controller, or none (``paper``, never asked) at a
+    fixed A."""
+    return label if a is None else "paper"
+
+
+def simulated(kind: SchedulerKind, a: float | None, policy: str) -> tuple[Figures, Figures]:
+    """A row's simulated side: with the real cluster's heartbeats, and placed at once."""
+    return run_sim(kind, a, policy, HADOOP_HEARTBEATS), run_sim(kind, a, policy, IMMEDIATE)
 
 
 def resimulate(summary: dict[str, Any], progress: Callable[[str], None]) -> dict[str, Any]:
@@ -471,8 +471,10 @@ def resimulate(summary: dict[str, Any], progress: Callable[[str], None]) -> dict
             )
             for r in old["real_runs"]
         ]
-        row = simulated_row(kind, a_of[old["scheduler"], old["policy"]], old["policy"], real, 0)
-        row["wall_seconds"] = old["wall_seconds"]
+        label = old["policy"]
+        a = a_of[old["scheduler"], label]
+        sim = simulated(kind, a, policy_of(a, label))
+        row = row_of(kind, label, real, *sim, old["wall_seconds"])
         rows.append(row)
         progress(format_row(row))
     heartbeats = {**summary["parameters"]["heartbeats"], "simulated": asdict(HADOOP_HEARTBEATS)}

@@ -504,16 +504,10 @@ class FairScheduler(Scheduler):
         if app.am_node is not None:  # its AM went to a node reserved for it
             heapq.heappop(leaf.am_heap)
             return
-        mem, vc = app.am_memory_mb, app.am_vcores
-        if not self.am_allowed(leaf, app):
+        if not self._admits(app):
             am_blocked.add(id(leaf))
             return
-        if not self._fits_max(leaf, mem, vc):
-            # ``hasContainerForNode`` fails for this app alone: the leaf's tasks, smaller,
-            # may still fit under the queues' maximum
-            am_blocked.add(id(leaf))
-            return
-        node = self.cluster.find(mem, vc)
+        node = self.cluster.find(app.am_memory_mb, app.am_vcores)
         if node is None:
             if self.reservations is not None:
                 self.reservations.reserve_for_waiting(leaf.am_heap, self._admits)
@@ -523,7 +517,8 @@ class FairScheduler(Scheduler):
         runtime.launch(app, node)
 
     def _admits(self, app: App) -> bool:
-        """Whether the AM limit and the queues' maximum take ``app``'s AM now."""
+        """Whether the AM limit and the queues' maximum take ``app``'s AM now. Over the maximum
+        only this app fails (``hasContainerForNode``): the leaf's tasks, smaller, may still fit."""
         leaf: FSQueue = app.leaf  # type: ignore[assignment]
         return self.am_allowed(leaf, app) and self._fits_max(leaf, app.am_memory_mb, app.am_vcores)
 
@@ -540,9 +535,8 @@ class FairScheduler(Scheduler):
         return out
 
     def reserved(self) -> tuple[int, int, int]:
-        """(MB, vcores, containers) reserved."""
-        r = self.reservations
-        return (0, 0, 0) if r is None else r.held()
+        """(MB, vcores, containers) reserved: root's, which holds every queue's."""
+        return self._reserved_by_queue().get("root", (0, 0, 0))
 
     @staticmethod
     def _am_next(leaf: FSQueue, am_blocked: set[int]) -> bool:

@@ -97,16 +97,8 @@ class Reservations:
         self.nodes.append(node)
         return True
 
-    def release(self, node: Node) -> App:
+    def release(self, node: Node) -> None:
         app: App = node.reserved
         app.reserved -= 1
         self.cluster.unreserve(node)
         self.nodes.remove(node)
-        return app
-
-    def held(self) -> tuple[int, int, int]:
-        """(MB, vcores, containers) reserved, as the RM's metrics count them."""
-        apps: list[App] = [node.reserved for node in self.nodes]
-        return (
-            sum(a.am_memory_mb for a in apps), sum(a.am_vcores for a in apps), len(apps)
-        )
