@@ -534,10 +534,6 @@ class FairScheduler(Scheduler):
                 q = q.parent
         return out
 
-    def reserved(self) -> tuple[int, int, int]:
-        """(MB, vcores, containers) reserved: root's, which holds every queue's."""
-        return self._reserved_by_queue().get("root", (0, 0, 0))
-
     @staticmethod
     def _am_next(leaf: FSQueue, am_blocked: set[int]) -> bool:
         if not leaf.am_heap or (am_blocked and id(leaf) in am_blocked):

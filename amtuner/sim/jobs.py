@@ -169,10 +169,6 @@ class Scheduler:
         """What the RM tells ``app``'s AM it may still get (``getHeadroom``), in (MB, vcores)."""
         raise NotImplementedError
 
-    def reserved(self) -> tuple[int, int, int]:
-        """(MB, vcores, containers) held by reservations: none unless a scheduler models them."""
-        return 0, 0, 0
-
     def counts_vcores(self) -> bool:
         """Whether the RM tells AMs that it schedules vcores (``getSchedulingResourceTypes``
         includes CPU): MapReduce then fits tasks into its headroom by vcores too."""

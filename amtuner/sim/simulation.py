@@ -218,14 +218,15 @@ class Simulation:
     def view(self) -> ClusterView:
         rt = self.runtime
         cluster = self.cluster
-        reserved_mb, reserved_vcores, reserved = self.scheduler.reserved()
+        queues = self.scheduler.queue_views()
+        root = queues[0]  # pre-order: its reservations are every queue's
         return ClusterView(
             now_s=self.now,
             scheduler=self.scheduler_kind.value,  # type: ignore[arg-type]
             total=Res(cluster.total_mb, cluster.total_vcores),
             allocated=Res(cluster.used_mb, cluster.used_vcores),
-            reserved=Res(reserved_mb, reserved_vcores),
-            containers_reserved=reserved,
+            reserved=root.reserved,
+            containers_reserved=root.reserved_containers,
             active_nodes=len(cluster.nodes),
             apps_submitted=rt.apps_submitted,
             apps_completed=rt.apps_completed,
@@ -235,7 +236,7 @@ class Simulation:
             apps_killed=0,
             containers_allocated=cluster.containers,
             containers_pending=rt.containers_pending,
-            queues=self.scheduler.queue_views(),
+            queues=queues,
         )
 
     def app_views(
