@@ -245,13 +245,23 @@ def test_nothing_waiting_holds_whatever_the_figures() -> None:
         assert d.case == Case.NOTHING_WAITS
 
 
-@pytest.mark.parametrize("a", [0.1, 0.8])
-def test_idle_at_start_up_sets_one_minus_t2(a: float) -> None:
+@pytest.mark.parametrize(
+    ("a", "kind", "new_a"),
+    [
+        (0.1, SchedulerKind.FAIR, 0.5),
+        (0.8, SchedulerKind.FAIR, 0.5),
+        (0.8, SchedulerKind.CAPACITY, 0.5),
+        # A raise on a CapacityScheduler's first look holds one AM back: 0.5 is 24.4 AMs of
+        # the paper's 2048 MB, 23 of them are 0.47104 less half a MB, rounded down.
+        (0.1, SchedulerKind.CAPACITY, 0.471),
+    ],
+)
+def test_idle_at_start_up_sets_one_minus_t2(a: float, kind: SchedulerKind, new_a: float) -> None:
     # A daemon starting on an idle cluster has nothing to go on: A is set (not searched) to
     # 1 - T2 = 0.5, from either side, and the search starts afresh at the first burst.
-    d, s = decide(obs(0, 0, 0, 0), ControllerState(a=a))
+    d, s = decide(replace(obs(0, 0, 0, 0), scheduler=kind), ControllerState(a=a))
     rule = Rule.UNDER_ALLOCATION if a < 0.5 else Rule.OVER_ALLOCATION_3
-    assert (d.rule, d.new_a, adaptive.Memory.of(s.extra).last_move) == (rule, 0.5, 0.0)
+    assert (d.rule, d.new_a, adaptive.Memory.of(s.extra).last_move) == (rule, new_a, 0.0)
     assert d.case == Case.IDLE_START
     # Idle later on: whatever A was learned is kept for the next burst.
     d, _ = decide(obs(0, 0, 0, 0), seen(a))
@@ -264,17 +274,51 @@ def test_idle_at_start_up_sets_one_minus_t2(a: float) -> None:
 def test_first_period_is_a_burst_and_raises_by_half_the_distance() -> None:
     # 30 apps submitted; the AMs admitted so far (12 000 MB = 0.12) already fill A 0.1:
     # alpha = 0.95 - 0.1 = 0.85, half is 0.425.
-    d, s = decide(obs(30, 0, 0, 12_000), ControllerState(a=0.1))
+    fair = replace(obs(30, 0, 0, 12_000), scheduler=SchedulerKind.FAIR)
+    d, s = decide(fair, ControllerState(a=0.1))
     assert (d.rule, d.new_a) == (Rule.UNDER_ALLOCATION, 0.525)
     assert "first period: widest step" in d.reason
     assert s.n == 1 and adaptive.Memory.of(s.extra).last_move == 1.0
+    assert not adaptive.Memory.of(s.extra).held_back
 
 
 def test_a_burst_into_an_untried_a_probes_half_as_far() -> None:
     # Nothing runs and A 0.5 has room for the next AM: the scheduler has not used A yet.
     # Excess AMs cannot be taken back, so a quarter of the distance: 0.5 + 0.45 / 4.
-    d, s = decide(obs(30, 0, 0, 0), ControllerState(a=0.5))
+    fair = replace(obs(30, 0, 0, 0), scheduler=SchedulerKind.FAIR)
+    d, s = decide(fair, ControllerState(a=0.5))
     assert (d.rule, d.new_a, s.n) == (Rule.UNDER_ALLOCATION, 0.6125, 2)
+
+
+def test_a_capacity_schedulers_first_look_holds_one_am_back_until_apps_are_seen() -> None:
+    # The first period's raise to 0.525 covers 25 AMs of 2048 MB; the first look admits 24
+    # (0.49152 less half a MB, rounded down): it has seen how many apps wait, not how large.
+    d, s = decide(obs(30, 0, 0, 12_000), ControllerState(a=0.1))
+    assert (d.rule, d.case, d.new_a) == (Rule.UNDER_ALLOCATION, Case.ROOM, 0.4915)
+    assert "first look: one AM held back" in d.reason
+    assert adaptive.Memory.of(s.extra).held_back
+    # Idle (the batch not here yet): nothing to judge the AM on, so it stays held back.
+    d, s = decide(obs(0, 0, 0, 0), s)
+    assert (d.case, d.new_a, adaptive.Memory.of(s.extra).held_back) == (
+        Case.NOTHING_WAITS, 0.4915, True,
+    )  # fmt: skip
+    # Apps wait and the dead band holds A (used 0.92): the AM held back is added, 25 AMs.
+    d, s = decide(obs(10, 24, 92_000, 49_152), s)
+    assert (d.rule, d.case, d.new_a) == (Rule.UNDER_ALLOCATION, Case.HELD_BACK, 0.5119)
+    assert not adaptive.Memory.of(s.extra).held_back
+    # Added once: the same period again is the dead band's.
+    d, _ = decide(obs(10, 24, 92_000, 49_152), s)
+    assert (d.case, d.new_a) == (Case.DEAD_BAND, 0.5119)
+
+
+def test_the_am_held_back_is_not_added_when_the_jobs_seen_need_fewer_ams() -> None:
+    _, s = decide(obs(30, 0, 0, 12_000), ControllerState(a=0.1))
+    # Full, AMs 0.49 of 24 apps, tasks 0.51 < the aim of jobs with 5x the paper's work per
+    # AM: lower, and the AM held back is dropped.
+    o = replace(obs(10, 24, 100_000, 49_152), containers=75, memory_pending_mb=300_000)
+    d, s = decide(o, s)
+    assert d.case == Case.OVER_ALLOCATED and d.new_a < 0.4915
+    assert not adaptive.Memory.of(s.extra).held_back
 
 
 def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> None:
@@ -666,6 +710,7 @@ def states(draw: st.DrawFn) -> ControllerState:
         raised=draw(st.booleans()),
         am_seen=draw(frac),
         short=draw(st.booleans()),
+        held_back=draw(st.booleans()),
     ).extra()
     return ControllerState(
         a=draw(st.floats(-0.5, 1.5)),

@@ -140,6 +140,11 @@ class Figures:
         scaled = round(exact * 10**DECIMALS, 6)
         return (math.ceil(scaled) if self.fair else math.floor(scaled)) / 10**DECIMALS
 
+    def ams_of(self, a: float) -> int:
+        """The whole AMs ``a`` stands for: ``k`` for `a_for` (k), which sits a hair under k
+        AMs' worth, where `ams_within` would count k - 1."""
+        return round(a / max(each for each, _ in self.limits))
+
 
 def _admitted(a: float, each: float, unit: float) -> int:
     """Whole AMs of ``each`` within A on one resource, the limit rounded up to a ``unit``."""

@@ -51,6 +51,7 @@ class Case(enum.StrEnum):
     AT_GOAL = "full-at-goal"
     OVER_ALLOCATED = "over-allocated"
     REVERSAL_UNCONFIRMED = "reversal-unconfirmed"
+    HELD_BACK = "first-look-am-added"
 
     @property
     def meaning(self) -> str:
@@ -80,6 +81,9 @@ CASE_MEANINGS: Mapping[Case, str] = {
     Case.AT_GOAL: "full, A already at the goal where tasks keep their aim: keep A",
     Case.OVER_ALLOCATED: "full while apps wait, AMs crowd tasks: lower A to the goal",
     Case.REVERSAL_UNCONFIRMED: "a second reversal in a row waits one period for confirmation",
+    Case.HELD_BACK: (
+        "the AM the first look held back (CapacityScheduler), added once apps are seen waiting"
+    ),
 }
 """One home for the case names' explanations: `once`, `status` and `--help` show them."""
 
@@ -103,6 +107,8 @@ class Memory:
     """+1 / -1 for a second reversal seen once and held, awaiting confirmation."""
     short: bool = False
     """The last period saw short jobs (or carried that over new arrivals)."""
+    held_back: bool = False
+    """The first look raised A one AM short, and no period has seen apps waiting since."""
 
     @classmethod
     def of(cls, extra: Mapping[str, float]) -> Memory:
@@ -114,6 +120,7 @@ class Memory:
             reversed=bool(extra.get("reversed", 0)),
             wanted=int(extra.get("wanted", 0)),
             short=bool(extra.get("short", 0)),
+            held_back=bool(extra.get("held_back", 0)),
         )
 
     def extra(self) -> dict[str, float]:
@@ -462,6 +469,7 @@ RULE_OF = {
     Case.ROOM: Rule.UNDER_ALLOCATION,
     Case.LARGE_JOBS_HOLD: Rule.UNDER_ALLOCATION,
     Case.OVER_ALLOCATED: Rule.OVER_ALLOCATION_3,
+    Case.HELD_BACK: Rule.UNDER_ALLOCATION,
 }
 """The paper's rule a case reports as (every other case holds)."""
 
