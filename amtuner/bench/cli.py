@@ -145,23 +145,34 @@ def cmd_real(args: argparse.Namespace) -> int:
 
     kinds = _schedulers(args.scheduler)
     logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
-    if args.resimulate:
-        try:
-            summary = real.resimulate(json.loads(args.resimulate.read_text()), _progress)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            print(f"amtuner bench real: cannot resimulate {args.resimulate}: {exc!r}",
-                  file=sys.stderr)  # fmt: skip
-            return ExitCode.CONFIG
-        return _report_real(summary, args)
-    work = args.work or Path(tempfile.mkdtemp(prefix="amtuner-bench-real-"))
-    print(f"{len(real.cases(kinds))} rows of {args.runs} runs on Hadoop's own RM, each row also "
-          f"simulated; work in {work}", file=sys.stderr)  # fmt: skip
+    if args.rerun and not args.resimulate:
+        print("amtuner bench real: --rerun runs rows of the table --resimulate names again",
+              file=sys.stderr)  # fmt: skip
+        return ExitCode.CONFIG
     try:
+        if args.resimulate:
+            work = _work_dir(args) if args.rerun else None
+            try:
+                recorded = json.loads(args.resimulate.read_text())
+                summary = real.resimulate(recorded, _progress, args.rerun, work, args.runs)
+            except (OSError, ValueError, KeyError, TypeError) as exc:
+                print(f"amtuner bench real: cannot resimulate {args.resimulate}: {exc!r}",
+                      file=sys.stderr)  # fmt: skip
+                return ExitCode.CONFIG
+            return _report_real(summary, args)
+        work = _work_dir(args)
+        print(f"{len(real.cases(kinds))} rows of {args.runs} runs on Hadoop's own RM, each row "
+              f"also simulated; work in {work}", file=sys.stderr)  # fmt: skip
         summary = real.run(kinds, work, _progress, args.runs)
     except Unavailable as exc:
         print(f"amtuner bench real: no real RM can run here: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
     return _report_real(summary, args)
+
+
+def _work_dir(args: argparse.Namespace) -> Path:
+    """Where real clusters keep their files: ``--work``, or a new temporary directory."""
+    return args.work or Path(tempfile.mkdtemp(prefix="amtuner-bench-real-"))
 
 
 def _progress(line: str) -> None:
@@ -331,6 +342,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--resimulate", type=Path, metavar="JSON",
                    help="keep the real runs an earlier --json recorded and simulate every row "
                         "again: a change to the simulator against the real RM in a minute")
+    p.add_argument("--rerun", action="append", default=[], metavar="SCHEDULER:ROW",
+                   help="with --resimulate: run this row again on the real RM (e.g. "
+                        "capacity:adaptive after a change to that policy); repeatable")
     p.set_defaults(func=cmd_real)
 
     p = sub.add_parser(

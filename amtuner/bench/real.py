@@ -26,7 +26,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -453,33 +453,59 @@ def simulated(kind: SchedulerKind, a: float | None, policy: str) -> tuple[Figure
     return run_sim(kind, a, policy, HADOOP_HEARTBEATS), run_sim(kind, a, policy, IMMEDIATE)
 
 
-def resimulate(summary: dict[str, Any], progress: Callable[[str], None]) -> dict[str, Any]:
+def resimulate(
+    summary: dict[str, Any],
+    progress: Callable[[str], None],
+    rerun: Collection[str] = (),
+    work: Path | None = None,
+    runs: int = REAL_RUNS,
+) -> dict[str, Any]:
     """The real runs ``summary`` recorded, against the simulator as it is now: each row's
     simulated side again, its real runs as they were. A change to the simulator is so checked
     against the real RM in a minute, not the 45 a real bench takes; each row keeps the wall
-    time of its real runs."""
-    a_of = {(str(kind), label): a for kind, a, label in cases(list(SchedulerKind))}
+    time of its real runs. The rows named in ``rerun`` (``scheduler:policy``, as `row_name`)
+    run again on the real RM, ``runs`` times in ``work``: after a change to a controller, its
+    recorded runs are of a policy that is gone."""
+    a_of = {row_name(str(kind), label): a for kind, a, label in cases(list(SchedulerKind))}
+    unknown = set(rerun) - {row_name(r["scheduler"], r["policy"]) for r in summary["rows"]}
+    if unknown:
+        raise ValueError(f"no such rows to run again: {', '.join(sorted(unknown))}")
+    if rerun and work is None:
+        raise ValueError("rows run again need a work directory")
+    build = ensure_built() if rerun else None
     rows = []
     for old in summary["rows"]:
-        kind = SchedulerKind(old["scheduler"])
-        real = [
-            RealRun(
-                Figures(r["makespan_s"], r["mean_jct_s"], r["ams_at_once"]),
-                r["a_trace"],
-                old["hadoop_version"],
-                r["retried"],
-            )
-            for r in old["real_runs"]
-        ]
-        label = old["policy"]
-        a = a_of[old["scheduler"], label]
-        sim = simulated(kind, a, policy_of(a, label))
-        row = row_of(kind, label, real, *sim, old["wall_seconds"])
+        kind, label = SchedulerKind(old["scheduler"]), old["policy"]
+        name = row_name(old["scheduler"], label)
+        a = a_of[name]
+        wall_s = old["wall_seconds"]
+        if build is not None and work is not None and name in rerun:
+            t0 = time.perf_counter()
+            where = work / f"{kind}-{label.replace(':', '-')}"
+            real = real_runs(kind, a, policy_of(a, label), where, build, runs, progress)
+            wall_s = time.perf_counter() - t0
+        else:
+            real = [
+                RealRun(
+                    Figures(r["makespan_s"], r["mean_jct_s"], r["ams_at_once"]),
+                    r["a_trace"],
+                    old["hadoop_version"],
+                    r["retried"],
+                )
+                for r in old["real_runs"]
+            ]
+        row = row_of(kind, label, real, *simulated(kind, a, policy_of(a, label)), wall_s)
         rows.append(row)
         progress(format_row(row))
     heartbeats = {**summary["parameters"]["heartbeats"], "simulated": asdict(HADOOP_HEARTBEATS)}
     return {**summary, "parameters": {**summary["parameters"], "heartbeats": heartbeats},
-            "rows": rows}  # fmt: skip
+            "rows": rows,
+            "wall_seconds": round(sum(r["wall_seconds"] for r in rows), 1)}  # fmt: skip
+
+
+def row_name(scheduler: str, label: str) -> str:
+    """How a row is named on the command line: ``capacity:adaptive``, ``fair:fixed:0.3``."""
+    return f"{scheduler}:{label}"
 
 
 def format_row(row: dict[str, Any]) -> str:

@@ -137,6 +137,7 @@ def test_recorded_real_runs_are_simulated_again(tmp_path: Path) -> None:
     assert (again["real_makespan_s"], again["sim_makespan_s"]) == (76.0, sim.makespan_s)
     assert again["makespan_diff"] == round((sim.makespan_s - 76.0) / 76.0, 4)
     assert again["real_runs"] == row["real_runs"] and again["wall_seconds"] == 800.0
+    assert json.loads((tmp_path / "again.json").read_text())["wall_seconds"] == 800.0
     header = json.loads((tmp_path / "again.json").read_text())["parameters"]["heartbeats"]
     assert header == {"node_ms": 1000, "simulated": dataclasses.asdict(real.HADOOP_HEARTBEATS)}
 
@@ -148,3 +149,15 @@ def test_a_recording_that_cannot_be_read_is_refused(tmp_path: Path) -> None:
     assert "cannot resimulate" in run.stderr and "KeyError" in run.stderr
     missing = amtuner("bench", "real", "--resimulate", str(tmp_path / "none.json"))
     assert missing.returncode == 2 and "No such file" in missing.stderr
+
+
+def test_rows_to_run_again_must_be_rows_of_the_recording(tmp_path: Path) -> None:
+    recorded = {"parameters": {"heartbeats": {}}, "rows": [], "wall_seconds": 0}
+    (tmp_path / "real.json").write_text(json.dumps(recorded))
+    alone = amtuner("bench", "real", "--rerun", "capacity:adaptive")
+    assert alone.returncode == 2 and "--resimulate" in alone.stderr
+    unknown = amtuner(
+        "bench", "real", "--resimulate", str(tmp_path / "real.json"), "--rerun", "capacity:nope"
+    )
+    assert unknown.returncode == 2
+    assert "no such rows to run again: capacity:nope" in unknown.stderr

@@ -36,3 +36,27 @@ def test_a_small_batch_runs_on_the_real_rm_and_in_the_simulator(
         SchedulerKind.CAPACITY, a, "adaptive", real.HADOOP_HEARTBEATS, batch
     )
     assert floor <= simulated.mean_jct_s <= simulated.makespan_s
+
+
+def test_a_row_named_to_run_again_runs_on_the_real_rm_and_the_others_keep_theirs(
+    realyarn_build: Build, tmp_path: Path
+) -> None:
+    """``bench real --resimulate --rerun``: the named row's recorded runs (here made up, of a
+    batch no RM ran) give way to a fresh real run; the other row keeps what it recorded."""
+    made_up = [{"makespan_s": 1.0, "mean_jct_s": 1.0, "ams_at_once": 1, "a_trace": [[0.0, 0.3]],
+                "retried": None}]  # fmt: skip
+    rows = [
+        {"scheduler": "capacity", "policy": label, "hadoop_version": "3.5.0",
+         "wall_seconds": 1.0, "real_runs": made_up}
+        for label in ("fixed:0.3", "fixed:0.6")
+    ]  # fmt: skip
+    recorded = {"parameters": {"heartbeats": {}}, "rows": rows, "wall_seconds": 2.0}
+    summary = real.resimulate(recorded, lambda _: None, {"capacity:fixed:0.6"}, tmp_path, runs=1)
+    kept, again = summary["rows"]
+    assert kept["real_runs"] == made_up and kept["wall_seconds"] == 1.0
+    (run,) = again["real_runs"]
+    # 0.6 of 4 x 8 GB, rounded up to a GB: 10 AMs of 2 GB, on the RM and in the simulator.
+    assert run["ams_at_once"] == again["sim_ams_at_once"] == 10
+    assert abs(again["makespan_diff"]) <= 0.10 and again["hadoop_version"].startswith("3.")
+    assert summary["wall_seconds"] == round(1.0 + again["wall_seconds"], 1)
+    assert not leftover_processes(tmp_path)
