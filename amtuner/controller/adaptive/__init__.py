@@ -4,9 +4,10 @@ Pure like the paper's (no I/O, no clock, no logging); one call is one control pe
 reads the period's figures (`figures`: shares of the target's own denominator, in whole AMs),
 asks the rules of `RULES` in order for a verdict, and turns the first into a move in stages: a
 second reversal in a row waits for confirmation, the depth of the search (`_depth`), the step
-(`figures.move`), whole AMs (`_whole_ams`). Each rule's docstring (`rules`) says why it is
-there; `Case` names them in decisions, metrics and status. A stays in [a_min, a_max] with at
-most DECIMALS decimals; what the policy carries between periods is `Memory`.
+(`figures.move`), whole AMs (`_whole_ams`), and on a CapacityScheduler the AM the first look
+holds back until apps are seen (`_held_back`, `_give_back`). Each rule's docstring (`rules`)
+says why it is there; `Case` names them in decisions, metrics and status. A stays in [a_min,
+a_max] with at most DECIMALS decimals; what the policy carries between periods is `Memory`.
 
 The rules, as one line each (A only gates apps that have not started; it never stops a running
 AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into short jobs on a
