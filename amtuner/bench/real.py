@@ -430,8 +430,7 @@ def run(
     for kind, a, label in cases(kinds):
         policy = policy_of(a, label)
         t0 = time.perf_counter()
-        where = work / f"{kind}-{label.replace(':', '-')}"
-        real = real_runs(kind, a, policy, where, build, runs, progress)
+        real = real_runs(kind, a, policy, row_dir(work, kind, label), build, runs, progress)
         row = row_of(kind, label, real, *simulated(kind, a, policy), time.perf_counter() - t0)
         rows.append(row)
         progress(format_row(row))
@@ -479,9 +478,10 @@ def resimulate(
         name = row_name(old["scheduler"], label)
         a = a_of[name]
         wall_s = old["wall_seconds"]
-        if build is not None and work is not None and name in rerun:
+        if name in rerun:
+            assert build is not None and work is not None  # both checked above
             t0 = time.perf_counter()
-            where = work / f"{kind}-{label.replace(':', '-')}"
+            where = row_dir(work, kind, label)
             real = real_runs(kind, a, policy_of(a, label), where, build, runs, progress)
             wall_s = time.perf_counter() - t0
         else:
@@ -501,6 +501,11 @@ def resimulate(
     return {**summary, "parameters": {**summary["parameters"], "heartbeats": heartbeats},
             "rows": rows,
             "wall_seconds": round(sum(r["wall_seconds"] for r in rows), 1)}  # fmt: skip
+
+
+def row_dir(work: Path, kind: SchedulerKind, label: str) -> Path:
+    """Where a row's real runs keep their clusters' files under ``work``."""
+    return work / f"{kind}-{label.replace(':', '-')}"
 
 
 def row_name(scheduler: str, label: str) -> str:
