@@ -661,6 +661,27 @@ def test_the_a_for_whole_ams_admits_exactly_them_in_the_simulated_schedulers(
     assert admitted == ams, a
 
 
+@given(
+    ams=st.integers(1, 60),
+    nodes=st.integers(1, 100),
+    am_mb=st.sampled_from([1024, 2048, 3072]),
+    kind=st.sampled_from([SchedulerKind.CAPACITY, SchedulerKind.FAIR]),
+    a=st.floats(0.01, 1.0),
+)
+def test_the_ams_an_a_stands_for_invert_a_for_and_count_raw_values_whole(
+    ams: int, nodes: int, am_mb: int, kind: SchedulerKind, a: float
+) -> None:
+    # `a_for(k)` sits a hair under k AMs' worth; read back it is k AMs, not k - 1. A raw value
+    # (0.55 of 32 GB is 8.8 AMs of 2 GB) stands for the AMs within it, not the nearest count.
+    total_mb, total_vc = nodes * 32 * 1024, nodes * 8
+    assume(ams * am_mb < total_mb and ams < total_vc)
+    o = obs(5, 3, 3 * am_mb, 3 * am_mb, total=total_mb, vcores=(3, total_vc))
+    f = adaptive.figures.figures(replace(o, scheduler=kind), SETTINGS, GLOBAL_TARGET)
+    assert f.ams_of(f.a_for(ams)) == ams
+    assert f.ams_of(a) in (f.ams_within(a), f.ams_within(a) + 1)
+    assert f.a_for(f.ams_of(a)) <= a < f.a_for(f.ams_of(a) + 1)
+
+
 def test_a_raise_smaller_than_an_am_still_admits_one() -> None:
     # Seven 2 GB AMs on 32 GB (A 0.4375), room shown twice, a deep search (n 5): the step, 0.05,
     # is less than an AM (0.0625) and 0.4875 would admit none. A goes to eight AMs' worth.

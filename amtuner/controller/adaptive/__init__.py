@@ -95,7 +95,7 @@ def _held_back(p: Period, new_a: float) -> float | None:
     this rule its paper groups were 1.025-1.045. The A one AM short, or None."""
     if not (p.first and p.capacity and new_a > p.a):
         return None
-    ams = p.f.ams_within(new_a) - 1
+    ams = p.f.ams_of(new_a) - 1
     return p.f.a_for(ams) if ams > p.f.ams_admitted(p.a) else None
 
 

@@ -141,9 +141,11 @@ class Figures:
         return (math.ceil(scaled) if self.fair else math.floor(scaled)) / 10**DECIMALS
 
     def ams_of(self, a: float) -> int:
-        """The whole AMs ``a`` stands for: ``k`` for `a_for` (k), which sits a hair under k
-        AMs' worth, where `ams_within` would count k - 1."""
-        return round(a / max(each for each, _ in self.limits))
+        """The whole AMs ``a`` stands for, the inverse of `a_for`: those within it, and one more
+        where ``a`` reaches `a_for` of one more (which sits a hair under its AMs' worth, where
+        `ams_within` alone counts one fewer)."""
+        within = self.ams_within(a)
+        return within + (self.a_for(within + 1) <= a)
 
 
 def _admitted(a: float, each: float, unit: float) -> int:
