@@ -188,6 +188,39 @@ def test_a_fair_scheduler_held_by_a_few_large_jobs_raises_a_so_the_waiting_jobs_
     assert d.new_a < 0.5 and "jobs 7.7x the paper's work per AM" in d.reason
 
 
+def large_batch(kind: SchedulerKind, asked_mb: int = 266_000) -> Observation:
+    """15 s into 16 jobs of 32 maps on 4 nodes (32 GB, 32 vcores) under A 0.6125: nine 2 GB AMs
+    and nine 1 GB maps run, seven apps wait, and the running apps' maps ask for 8 x the
+    cluster; the leaf's fair share has no vcores (the default fair policy)."""
+    leaf = QueueStats(
+        name="root.default", pending_apps=7, running_apps=9, memory_used_mb=27_648,
+        vcores_used=18, am_memory_used_mb=18_432, am_vcores_used=9, memory_share_mb=32_768,
+        vcores_share=0, containers=18,
+    )  # fmt: skip
+    o = obs(7, 9, 27_648, 18_432, total=32_768, vcores=(18, 32), queues=(leaf,))
+    return replace(o, scheduler=kind, containers=18, memory_pending_mb=7 * 2048 + asked_mb)
+
+
+def test_a_batch_of_large_jobs_seen_after_its_burst_lowers_a_fair_scheduler_to_their_goal() -> None:
+    after_burst = adaptive.Memory(burst=True, last_move=1).extra()
+    # Work per AM (9 GB of maps held, 260 GB asked, per 18 GB of AMs) is 5x the paper's: tasks
+    # should keep 0.69, and with the cluster claimed full that leaves AMs 0.31, five of them.
+    d, s = decide(large_batch(SchedulerKind.FAIR), seen(0.6125, p=16, extra=after_burst))
+    assert (d.case, d.rule, d.new_a) == (Case.LARGE_BATCH, Rule.OVER_ALLOCATION_3, 0.3125)
+    assert "5x the paper's work per AM" in d.reason
+    assert not adaptive.Memory.of(s.extra).burst
+    # Later than the period after a burst, the asks may be a few huge jobs' among many small
+    # ones (a SWIM day): the same figures do not lower A.
+    d, _ = decide(large_batch(SchedulerKind.FAIR), seen(0.6125, p=7))
+    assert d.case != Case.LARGE_BATCH and d.new_a == 0.6125
+    # Jobs no larger than the paper's, or a CapacityScheduler (whose aim follows the work in
+    # every period): not this rule.
+    d, _ = decide(large_batch(SchedulerKind.FAIR, 2_000), seen(0.6125, p=16, extra=after_burst))
+    assert d.case != Case.LARGE_BATCH
+    d, _ = decide(large_batch(SchedulerKind.CAPACITY), seen(0.6125, p=16, extra=after_burst))
+    assert d.case != Case.LARGE_BATCH
+
+
 def test_newcomers_into_short_jobs_do_not_lower_a_held_by_large_jobs_or_that_binds_nobody() -> None:
     short = adaptive.Memory(short=True).extra()
     # Large jobs hold the cluster: the newcomers are what they wait for; A keeps rising.
@@ -732,6 +765,7 @@ def states(draw: st.DrawFn) -> ControllerState:
         am_seen=draw(frac),
         short=draw(st.booleans()),
         held_back=draw(st.booleans()),
+        burst=draw(st.booleans()),
     ).extra()
     return ControllerState(
         a=draw(st.floats(-0.5, 1.5)),

@@ -176,6 +176,7 @@ def decide(
         wanted=wanted,
         short=p.was_short,
         held_back=held_back,
+        burst=p.burst,
     )
     new_state = ControllerState(
         a=new_a,

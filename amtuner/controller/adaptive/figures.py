@@ -4,7 +4,7 @@ whole AMs by each AM's own larger share, and the aim tasks should keep."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from amtuner.config import ControllerSettings
 from amtuner.model import A_DECIMALS as DECIMALS
@@ -119,12 +119,15 @@ class Figures:
         """Whole AMs the RM admits under A, its limit rounded up to a whole unit."""
         return min(_admitted(a, each, unit) for each, unit in self.limits)
 
+    @property
+    def on_memory(self) -> Figures:
+        """These figures with the AM limit counted on memory alone."""
+        return replace(self, limits=self.limits[:1])
+
     def ams_admitted_once_free(self, a: float) -> int:
         """Whole AMs A admits as tasks end: where the vcore side floats with the free vcores,
         the memory side alone (the vcores come back with the tasks' ends); else as now."""
-        if not self.floating:
-            return self.ams_admitted(a)
-        return _admitted(a, *self.limits[0])
+        return (self.on_memory if self.floating else self).ams_admitted(a)
 
     def a_for(self, ams: int) -> float:
         """The A that admits ``ams`` AMs of the running apps' mean size and not one more.
