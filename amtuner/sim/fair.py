@@ -572,7 +572,11 @@ class FairScheduler(Scheduler):
                     max_resources=Res(q.max_mb, q.max_vcores),
                     fair_share=Res(q.fair_mb, q.fair_vcores),
                     steady_fair_share=Res(q.steady_mb, q.steady_vcores),
-                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores + q.pending_vcores),
+                    # FSLeafQueue.updateDemand caps what the apps hold and ask at maxShare.
+                    demand=Res(
+                        min(q.used_mb + q.pending_mb, q.max_mb),
+                        min(q.used_vcores + q.pending_vcores, q.max_vcores),
+                    ),
                     scheduling_policy=q.policy,
                     reserved=Res(mb, vc),
                     reserved_containers=n,

@@ -19,6 +19,7 @@ from amtuner.sim.simulation import (
     default_scheduler_config,
 )
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from amtuner.sim.view import Res
 from tests.sim.conftest import build_at_once
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
@@ -397,3 +398,21 @@ def test_an_am_refused_by_max_am_share_leaves_room_to_the_leafs_tasks() -> None:
         if first.pending_containers:
             assert sim.cluster.free_mb < 1024, f"1 GB left idle at {step * 0.5} s"
     assert first.maps_done > 6 and sim.apps[1].am_node is None
+
+
+def test_a_queues_demand_is_what_it_holds_and_asks_capped_at_its_maximum() -> None:
+    """``FSLeafQueue.updateDemand``: the apps' usage plus their outstanding asks, then
+    ``componentwiseMin`` with the queue's maxShare; the REST API reports it as
+    ``demandResources``, and the monitor reads a queue's asks as that less what it holds."""
+    wl = _workload({"root.a": 1, "root.b": 1}, maps=40, nodes=4)
+    config = _alloc(
+        '<queue name="a"><maxResources>8192 mb, 8 vcores</maxResources></queue>'
+        '<queue name="b"><maxAMShare>1</maxAMShare></queue>'
+    )
+    sim = build_at_once("fair", wl, config)
+    sim.run_until(5.5)
+    views = {q.path: q for q in sim.view().queues}
+    a, b = views["root.a"], views["root.b"]
+    assert a.used.memory_mb == 8192 and a.demand == Res(8192, 8)
+    assert b.demand.memory_mb == b.used.memory_mb + sim.apps[1].pending_containers * 1024
+    assert b.demand.memory_mb > b.used.memory_mb
