@@ -65,6 +65,9 @@ class QueueStats:
     vcores_share: int | None = None
     containers: int | None = None
     """Containers allocated, AMs included (CS ``numContainers``, FS ``allocatedContainers``)."""
+    memory_pending_mb: int | None = None
+    """Memory the queue's apps asked for and do not hold yet, their AM asks included (CS the
+    default partition's ``pending``; FS ``demandResources`` less ``usedResources``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,9 @@ Choices, with the reasons (yarn-facts §1.5, §3):
 * A queue's memory share is CS ``maxEffectiveCapacity`` (3.x), else the default partition's
   ``effectiveMaxResource``, else ``absoluteMaxCapacity`` x ``totalMB``: how far the queue can grow
   now. FS uses ``fairResources`` (the instantaneous fair share, which is what maxAMShare scales).
+* A queue's asks are CS ``pending`` in the default partition, FS ``demandResources`` less
+  ``usedResources`` (``FSLeafQueue.updateDemand``: what the apps hold plus what they ask for,
+  capped at the queue's maximum): what the cluster's ``pendingMB`` is for the whole cluster.
 * Leaf queues: a queue with children is a parent whatever its ``type`` says; a childless queue
   is a leaf when its ``type`` says so or it carries the leaf counters. A childless entry with
   neither is an empty parent (FS ``type="parent"`` queues) and holds no figures.
@@ -29,7 +32,7 @@ Choices, with the reasons (yarn-facts §1.5, §3):
 * Node labels: a CS 3.x queue lists one entry per partition it can use in
   ``capacities.queueCapacitiesByPartition`` (``PartitionQueueCapacitiesInfo``) and
   ``resources.resourceUsagesByPartition`` (``PartitionResourcesInfo``, with ``amUsed`` and
-  ``amLimit``). Only the default ("") partition is read; the others' names are reported
+  ``amLimit``, ``pending``). Only the default ("") partition is read; the others' names are reported
   (`Observation.labelled_partitions`) so that `check` and `status` can say their AMs are not
   tuned (``maximum-am-resource-percent`` per label is a separate key,
   ``accessible-node-labels.<label>.maximum-am-resource-percent``).
@@ -321,8 +324,9 @@ def _cs_leaves(
         share = (round(total_mb * fraction / 100), round(total_vcores * fraction / 100))
     if share is not None and not total_vcores:
         share = (share[0], None)  # no cluster vcores reported: no vcore share either
+    pending = _resource(usage, "pending", path)
     counters = ("numPendingApplications", "numActiveApplications", "numContainers")
-    yield _leaf(path, queue, counters, used, am_used, am_limit, share)
+    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending)
 
 
 def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
@@ -342,8 +346,10 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
     am_used = _resource(queue, "amUsedResources", path)
     am_limit = _resource(queue, "amMaxResources", path)
     share = _resource(queue, "fairResources", path)
+    demand = _resource(queue, "demandResources", path)
+    pending = (max(0, demand[0] - used[0]), None) if demand else None
     counters = ("numPendingApps", "numActiveApps", "allocatedContainers")
-    yield _leaf(path, queue, counters, used, am_used, am_limit, share)
+    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending)
 
 
 Pair = tuple[int, int | None]
@@ -357,6 +363,7 @@ def _leaf(
     am_used: Pair | None,
     am_limit: Pair | None,
     share: Pair | None,
+    pending: Pair | None,
 ) -> QueueStats:
     """One leaf from the figures both schedulers report, under their own field names
     (``counters``: pending apps, running apps, containers)."""
@@ -372,6 +379,7 @@ def _leaf(
         memory_share_mb=share[0] if share else None,
         vcores_share=share[1] if share else None,
         containers=_opt_count(queue, counters[2], path),
+        memory_pending_mb=pending[0] if pending else None,
     )
 
 

@@ -543,6 +543,20 @@ def test_a_named_queue_is_judged_on_its_own_figures() -> None:
     assert "P 3, used 1.00, AM 0.60" in d.reason
 
 
+def test_a_named_queue_reads_its_own_asks_not_the_clusters() -> None:
+    # root.small has room (used 0.60 of its share) but its running apps' tasks asked for 20 000
+    # MB beyond its 6 waiting AM asks: no room. The cluster's asks are root.big's too.
+    small = replace(queue("root.small", 6, 10, 30_000, 20_000, 50_000), memory_pending_mb=32_000)
+    big = replace(queue("root.big", 3, 10, 50_000, 30_000, 50_000), memory_pending_mb=6_000)
+    o = replace(obs(9, 20, 80_000, 50_000, queues=(small, big)), memory_pending_mb=38_000)
+    d, _ = decide(o, seen(0.4, p=6, extra=adaptive.Memory(had_room=True).extra()), "root.small")
+    assert d.case == Case.DEAD_BAND and "tasks asked for 0.40" in d.reason
+    # Its asks no larger than its waiting apps' AMs: the room is room again.
+    o = replace(o, queues=(replace(small, memory_pending_mb=12_000), big))
+    d, _ = decide(o, seen(0.4, p=6, extra=adaptive.Memory(had_room=True).extra()), "root.small")
+    assert d.rule is Rule.UNDER_ALLOCATION
+
+
 def test_a_queue_without_a_reported_share_falls_back_to_the_cluster_total() -> None:
     q = QueueStats(name="root.a", pending_apps=4, running_apps=5, memory_used_mb=40_000,
                    am_memory_used_mb=10_000)  # fmt: skip

@@ -39,6 +39,8 @@ def test_rest_and_page_read_the_same_figures(kind: SchedulerKind) -> None:
     # pendingMB: the two waiting apps' 1 GB AM asks, on the CapacityScheduler too, where neither
     # app is activated: QueueMetrics counts an ask whether or not the app is active.
     assert obs.memory_pending_mb == 2048
+    # The leaf's own asks: CS pending in the default partition, FS demand less what it holds.
+    assert leaf.memory_pending_mb == 2048
     assert obs.memory_reserved_mb == 0  # reservedMB: nothing waits for a node here
 
 

@@ -223,7 +223,7 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
         am_vc = None if not am_vcs or None in am_vcs else sum(x or 0 for x in am_vcs)
         mem_total, vc_total = obs.memory_total_mb, obs.vcores_total
         containers = obs.containers
-    pending_mb = obs.memory_pending_mb if q is None else None
+    pending_mb = obs.memory_pending_mb if q is None else q.memory_pending_mb
     measured = am_mem is not None
     if am_mem is None:
         am_mem = r * settings.unit_mb * 2
