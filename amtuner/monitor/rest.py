@@ -326,7 +326,7 @@ def _cs_leaves(
         share = (share[0], None)  # no cluster vcores reported: no vcore share either
     pending = _resource(usage, "pending", path)
     counters = ("numPendingApplications", "numActiveApplications", "numContainers")
-    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending)
+    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending and pending[0])
 
 
 def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
@@ -347,9 +347,9 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
     am_limit = _resource(queue, "amMaxResources", path)
     share = _resource(queue, "fairResources", path)
     demand = _resource(queue, "demandResources", path)
-    pending = (max(0, demand[0] - used[0]), None) if demand else None
+    pending_mb = max(0, demand[0] - used[0]) if demand else None
     counters = ("numPendingApps", "numActiveApps", "allocatedContainers")
-    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending)
+    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending_mb)
 
 
 Pair = tuple[int, int | None]
@@ -363,7 +363,7 @@ def _leaf(
     am_used: Pair | None,
     am_limit: Pair | None,
     share: Pair | None,
-    pending: Pair | None,
+    pending_mb: int | None,
 ) -> QueueStats:
     """One leaf from the figures both schedulers report, under their own field names
     (``counters``: pending apps, running apps, containers)."""
@@ -379,7 +379,7 @@ def _leaf(
         memory_share_mb=share[0] if share else None,
         vcores_share=share[1] if share else None,
         containers=_opt_count(queue, counters[2], path),
-        memory_pending_mb=pending[0] if pending else None,
+        memory_pending_mb=pending_mb,
     )
 
 

@@ -13,11 +13,13 @@ The rules, as one line each (A only gates apps that have not started; it never s
 AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into short jobs on a
 FairScheduler, down to 1 - T2; room while apps wait, raise (unless every waiting AM fits, the
 last raise has not shown, or the running apps are in their tail: then one AM after the room
-shows twice); between ROOMY and FULL, hold; full on a FairScheduler held by a few large jobs,
-raise; full while apps wait, lower straight to where tasks keep their aim (`task_aim`: T2 for
-the paper's jobs, more for AMs smaller than two tasks and, on a CapacityScheduler, for jobs with
-more work behind each AM) unless they already do, AM use is still over A, jobs are short, or A
-is at the goal. The law's reasons and measurements: docs/policies.md.
+shows twice); the period after a burst, claimed full by a batch of jobs larger than the paper's
+on a FairScheduler, lower to where their tasks keep their aim; between ROOMY and FULL, hold;
+full on a FairScheduler held by a few large jobs, raise; full while apps wait, lower straight to
+where tasks keep their aim (`task_aim`: T2 for the paper's jobs, more for AMs smaller than two
+tasks and, on a CapacityScheduler, for jobs with more work behind each AM) unless they already
+do, AM use is still over A, jobs are short, or A is at the goal. The law's reasons and
+measurements: docs/policies.md.
 """
 
 from __future__ import annotations
