@@ -221,6 +221,41 @@ def test_a_batch_of_large_jobs_seen_after_its_burst_lowers_a_fair_scheduler_to_t
     assert d.case != Case.LARGE_BATCH
 
 
+def small_batch(kind: SchedulerKind, p: int = 111, asked_mb: int = 2048) -> Observation:
+    """15 s into 120 one-map jobs on 4 nodes (32 GB, 32 vcores): nine 2 GB AMs and six 1 GB
+    maps run, two more maps are asked for, the rest of the batch waits; the leaf's fair share
+    has no vcores (the default fair policy)."""
+    leaf = QueueStats(
+        name="root.default", pending_apps=p, running_apps=9, memory_used_mb=24_576,
+        vcores_used=15, am_memory_used_mb=18_432, am_vcores_used=9, memory_share_mb=32_768,
+        vcores_share=0, containers=15,
+    )  # fmt: skip
+    o = obs(p, 9, 24_576, 18_432, total=32_768, vcores=(15, 32), queues=(leaf,))
+    return replace(o, scheduler=kind, containers=15, memory_pending_mb=p * 2048 + asked_mb)
+
+
+def test_a_batch_of_small_jobs_seen_after_its_burst_fills_a_fair_scheduler_with_their_ams() -> None:
+    after_burst = adaptive.Memory(burst=True, last_move=1).extra()
+    # Each job holds and asks for less than a task beside its AM; taken as one, an AM and its
+    # task are 0.094 of the share: 11 AMs fill it. The memory side admits 11 up to 0.7499, the
+    # top of their band, where the vcore side (A x the 17 vcores free) lets the next one start
+    # with the least room free.
+    d, _ = decide(small_batch(SchedulerKind.FAIR), seen(0.6125, p=120, extra=after_burst))
+    assert (d.case, d.rule, d.new_a) == (Case.SMALL_BATCH, Rule.UNDER_ALLOCATION, 0.7499)
+    assert "11 AMs and their tasks fill the share" in d.reason
+    # No task asked for: a moment between waves says nothing of the jobs' size. Most of the
+    # batch running: the reading is not the batch's. Later than the period after the burst, a
+    # CapacityScheduler: the other rules decide.
+    for o, state in (
+        (small_batch(SchedulerKind.FAIR, asked_mb=0), seen(0.6125, p=120, extra=after_burst)),
+        (small_batch(SchedulerKind.FAIR, p=8), seen(0.6125, p=120, extra=after_burst)),
+        (small_batch(SchedulerKind.FAIR), seen(0.6125, p=111)),
+        (small_batch(SchedulerKind.CAPACITY), seen(0.6125, p=120, extra=after_burst)),
+    ):
+        d, _ = decide(o, state)
+        assert d.case != Case.SMALL_BATCH
+
+
 def test_newcomers_into_short_jobs_do_not_lower_a_held_by_large_jobs_or_that_binds_nobody() -> None:
     short = adaptive.Memory(short=True).extra()
     # Large jobs hold the cluster: the newcomers are what they wait for; A keeps rising.

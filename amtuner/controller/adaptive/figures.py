@@ -71,6 +71,11 @@ class Figures:
     target's denominator): what frees there goes to them, not to more AMs."""
 
     @property
+    def backlog(self) -> float:
+        """Task memory held and asked for, per AM memory (0 while no AM runs)."""
+        return (self.tasks + self.waiting) / self.am if self.am > 0 else 0.0
+
+    @property
     def work(self) -> float:
         """The running jobs' work behind each AM over the paper's jobs': task memory held and
         asked for per AM memory (the backlog) over PAPER_BACKLOG above it, the square of its
@@ -84,7 +89,7 @@ class Figures:
         where AM use is the paper's estimate, which cannot tell an app's AM from its tasks."""
         if self.am <= 0 or not self.measured:
             return 1.0
-        backlog = (self.tasks + self.waiting) / self.am
+        backlog = self.backlog
         if backlog < PAPER_BACKLOG_MIN:
             return max(LEAST_WORK, (max(backlog, 0.0) / PAPER_BACKLOG_MIN) ** 2)
         return max(1.0, backlog / PAPER_BACKLOG)
