@@ -287,7 +287,7 @@ def _small_batch(p: Period) -> Proposal | None:
     each = f.am_per_app * (1 + max(f.backlog, 1 / f.am_to_task))
     ams = max(math.ceil(1 / each - 0.5), 1)
     top = f.on_memory.a_for(ams + 1) - _UNDER if f.floating else f.a_for(ams)
-    a = min(top, p.settings.a_max)
+    a = round_a(min(top, p.settings.a_max))
     if a - p.a < _UNDER:
         return None
     why = (
