@@ -325,8 +325,9 @@ def _cs_leaves(
     if share is not None and not total_vcores:
         share = (share[0], None)  # no cluster vcores reported: no vcore share either
     pending = _resource(usage, "pending", path)
+    pending_mb = pending[0] if pending else None
     counters = ("numPendingApplications", "numActiveApplications", "numContainers")
-    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending and pending[0])
+    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending_mb)
 
 
 def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:

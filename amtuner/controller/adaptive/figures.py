@@ -116,6 +116,11 @@ class Figures:
         """The AMs held (charged, on a CapacityScheduler), in whole AMs."""
         return round(self.am / self.am_per_app)
 
+    def nearest_ams(self, share: float) -> int:
+        """The whole AMs nearest to ``share`` (at least one), a tie going to fewer: A admits
+        whole AMs, and one admitted in excess cannot be taken back."""
+        return max(math.ceil(share / self.am_per_app - 0.5), 1)
+
     def ams_within(self, a: float) -> int:
         """Whole AMs inside A."""
         return min(math.floor(a / each + 1e-9) for each, _ in self.limits)

@@ -5,7 +5,6 @@ move."""
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 
@@ -284,8 +283,7 @@ def _small_batch(p: Period) -> Proposal | None:
     f = p.f
     if not _after_a_burst(p) or f.pending <= f.running or f.waiting <= 0 or f.work >= 1:
         return None
-    each = f.am_per_app * (1 + max(f.backlog, 1 / f.am_to_task))
-    ams = max(math.ceil(1 / each - 0.5), 1)
+    ams = f.nearest_ams(1 / (1 + max(f.backlog, 1 / f.am_to_task)))
     top = f.on_memory.a_for(ams + 1) - _UNDER if f.floating else f.a_for(ams)
     a = round_a(min(top, p.settings.a_max))
     if a - p.a < _UNDER:
@@ -446,7 +444,7 @@ def _large_batch(p: Period) -> Proposal | None:
     if not _after_a_burst(p) or f.claimed < FULL or f.work <= 1:
         return None
     aim = task_aim(p.settings.t2, f.am_to_task, f.work)
-    goal = f.on_memory.a_for(max(math.ceil((f.claimed - aim) / f.am_per_app - 0.5), 1))
+    goal = f.on_memory.a_for(f.nearest_ams(f.claimed - aim))
     if p.a - goal < _UNDER:
         return None
     why = (
@@ -585,9 +583,7 @@ def period(
         prev_running=prev_r,
         work=work,
         aim=aim,
-        # A admits whole AMs: the goal is the nearest whole number of them (at least one), a
-        # tie going to fewer, since an AM admitted in excess cannot be taken back.
-        goal=f.a_for(max(math.ceil((f.used - aim) / f.am_per_app - 0.5), 1)),
+        goal=f.a_for(f.nearest_ams(f.used - aim)),
         start=round_a(min(max(1 - settings.t2, settings.a_min), settings.a_max)),
     )
 
