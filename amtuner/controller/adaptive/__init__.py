@@ -25,13 +25,12 @@ measurements: docs/policies.md.
 from __future__ import annotations
 
 from amtuner.config import ControllerSettings
+from amtuner.controller.adaptive.cases import RULE_OF, Case
 from amtuner.controller.adaptive.figures import DECIMALS, move, task_aim
 from amtuner.controller.adaptive.rules import (
     FULL,
     ROOMY,
-    RULE_OF,
     RULES,
-    Case,
     Memory,
     Period,
     period,

@@ -4,13 +4,13 @@ move."""
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 
 from amtuner.config import ControllerSettings
+from amtuner.controller.adaptive.cases import Case
 from amtuner.controller.adaptive.figures import DECIMALS, Figures, aim_text, figures, task_aim
-from amtuner.model import ControllerState, Observation, Rule, SchedulerKind, round_a
+from amtuner.model import ControllerState, Observation, SchedulerKind, round_a
 
 ROOMY = 0.9
 """Below this share of the scarce resource the target has room for more work. Containers are
@@ -27,75 +27,6 @@ TURNOVER = 0.5
 short: their AMs' memory comes back within about two periods whatever A is, and an AM-heavy mix
 is what such jobs need (one map per AM), not AMs sitting idle. The loop then lowers A by one AM
 at a time (CapacityScheduler) or holds it (FairScheduler) instead of going to its goal."""
-
-class Case(enum.StrEnum):
-    """Which rule of the policy decided, or which stage held a move back: finer than `Rule`,
-    which keeps the paper's names for the metrics it shares with the paper's policy."""
-
-    IDLE_START = "idle-start"
-    NOTHING_WAITS = "nothing-waits"
-    NEWCOMERS = "newcomers-into-short-jobs"
-    ALL_FIT = "room-all-fit"
-    SMALL_BATCH = "room-small-batch"
-    UNSEEN = "room-raise-unseen"
-    NOT_BINDING = "room-a-admits-more"
-    ROOM_SHORT = "room-short-jobs"
-    ROOM_TAIL_UNCONFIRMED = "room-tail-unconfirmed"
-    ROOM_TAIL = "room-tail"
-    ROOM = "room"
-    DEAD_BAND = "dead-band"
-    LARGE_JOBS_HOLD = "full-large-jobs-hold-it"
-    LARGE_BATCH = "full-large-batch"
-    TASKS_KEEP_AIM = "full-tasks-keep-aim"
-    AMS_OVER_A = "full-ams-over-a"
-    SHORT_FULL = "full-short-jobs"
-    AT_GOAL = "full-at-goal"
-    OVER_ALLOCATED = "over-allocated"
-    REVERSAL_UNCONFIRMED = "reversal-unconfirmed"
-    HELD_BACK = "first-look-am-added"
-
-    @property
-    def meaning(self) -> str:
-        """What the case says in an operator's words."""
-        return CASE_MEANINGS[self]
-
-
-CASE_MEANINGS: Mapping[Case, str] = {
-    Case.IDLE_START: "first period, nothing running yet: start from 1 - T2",
-    Case.NOTHING_WAITS: "no app waits: keep A",
-    Case.NEWCOMERS: "new jobs arrive into short jobs (FairScheduler): down to 1 - T2",
-    Case.ALL_FIT: "room, and every waiting AM already fits under A: keep A",
-    Case.SMALL_BATCH: (
-        "a batch of small jobs (FairScheduler, the period after a burst): A to the AMs that,"
-        " with their tasks, fill the share"
-    ),
-    Case.UNSEEN: "room, but AM use has not grown since the last raise: wait",
-    Case.NOT_BINDING: (
-        "room, but A admits more AMs than run: the waiting get them as nodes beat (and, on a"
-        " FairScheduler, as tasks free the vcores its limit counts)"
-    ),
-    Case.ROOM_SHORT: "room while short jobs turn over (CapacityScheduler): raise by alpha/2^n",
-    Case.ROOM_TAIL_UNCONFIRMED: "room, apps hold more as AMs than as tasks: wait to see it twice",
-    Case.ROOM_TAIL: "that room seen twice: raise by one AM",
-    Case.ROOM: "room while apps wait: raise by alpha/2^n (at least step)",
-    Case.DEAD_BAND: "between roomy and full: keep A",
-    Case.LARGE_JOBS_HOLD: "full, held by a few large jobs (FairScheduler): raise A",
-    Case.LARGE_BATCH: (
-        "a batch of large jobs fills the cluster (FairScheduler, the period after a burst):"
-        " lower A to where their tasks keep their aim"
-    ),
-    Case.TASKS_KEEP_AIM: "full, but tasks already hold their aim: keep A",
-    Case.AMS_OVER_A: "full, AM use over A by more than one AM (a lower A acts as jobs end): wait",
-    Case.SHORT_FULL: "full, but short jobs turn over (FairScheduler): keep A",
-    Case.AT_GOAL: "full, A already at the goal where tasks keep their aim: keep A",
-    Case.OVER_ALLOCATED: "full while apps wait, AMs crowd tasks: lower A to the goal",
-    Case.REVERSAL_UNCONFIRMED: "a second reversal in a row waits one period for confirmation",
-    Case.HELD_BACK: (
-        "the AM the first look held back (CapacityScheduler), added once apps are seen waiting"
-    ),
-}
-"""One home for the case names' explanations: `once`, `status` and `--help` show them."""
-
 
 @dataclass(frozen=True, slots=True)
 class Memory:
@@ -537,21 +468,6 @@ RULES: tuple[Callable[[Period], Proposal | None], ...] = (
 """The policy's rules in priority order: the first that has a verdict decides. Each reads the
 period's figures and returns a proposal or nothing; none moves A itself (`decide` does, in
 the stages after)."""
-
-RULE_OF = {
-    Case.IDLE_START: Rule.UNDER_ALLOCATION,
-    Case.NEWCOMERS: Rule.OVER_ALLOCATION_3,
-    Case.SMALL_BATCH: Rule.UNDER_ALLOCATION,
-    Case.ROOM_SHORT: Rule.UNDER_ALLOCATION,
-    Case.ROOM_TAIL: Rule.UNDER_ALLOCATION,
-    Case.ROOM: Rule.UNDER_ALLOCATION,
-    Case.LARGE_JOBS_HOLD: Rule.UNDER_ALLOCATION,
-    Case.LARGE_BATCH: Rule.OVER_ALLOCATION_3,
-    Case.OVER_ALLOCATED: Rule.OVER_ALLOCATION_3,
-    Case.HELD_BACK: Rule.UNDER_ALLOCATION,
-}
-"""The paper's rule a case reports as (every other case holds)."""
-
 
 def period(
     obs: Observation, state: ControllerState, settings: ControllerSettings, target: str
