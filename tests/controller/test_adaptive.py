@@ -952,6 +952,35 @@ def test_a_fair_limit_held_by_the_vcores_tasks_hold_is_not_raised_past_them() ->
     assert d.rule is Rule.UNDER_ALLOCATION and d.case != Case.NOT_BINDING
 
 
+def fair_batch(asked_mb: int) -> Observation:
+    """30 s into 30 of the paper's grep jobs on 4 nodes of 8 GB and 8 vcores: nine 2 GB AMs
+    and thirteen 1 GB maps run (memory 0.97, vcores 22 of 32), 21 apps wait, and the running
+    apps' maps ask for ``asked_mb`` more; the leaf's fair share has no vcores."""
+    leaf = QueueStats(
+        name="root.default", pending_apps=21, running_apps=9, memory_used_mb=31_744,
+        vcores_used=22, am_memory_used_mb=18_432, am_vcores_used=9, memory_share_mb=32_768,
+        vcores_share=0, containers=22,
+    )  # fmt: skip
+    o = obs(21, 9, 31_744, 18_432, total=32_768, vcores=(22, 32), queues=(leaf,))
+    return replace(
+        o, scheduler=SchedulerKind.FAIR, containers=22, memory_pending_mb=21 * 2048 + asked_mb
+    )
+
+
+def test_jobs_in_waves_under_a_floating_fair_limit_are_judged_on_its_memory_side() -> None:
+    # A 0.6125 admits 7 AMs against the 10 free vcores and 9 on memory; the paper's jobs end
+    # in waves and hand the vcores back, so 9 is what A lets run. Filled, that leaves tasks
+    # 0.41 < T2 - step. The goal of T2 is 7 AMs, below the 9 that run: A goes to those 9,
+    # where the limit stops admitting at once.
+    d, _ = decide(fair_batch(4096), seen(0.6125, p=21))
+    assert (d.case, d.rule, d.new_a) == (Case.OVER_ALLOCATED, Rule.OVER_ALLOCATION_3, 0.5625)
+    assert "tasks would hold 0.41" in d.reason
+    # Maps asking for 60 GB: jobs with more work per AM than the paper's keep the vcores, and
+    # the vcore side stays the limit: it already holds AM use two AMs under what runs.
+    d, _ = decide(fair_batch(61_440), seen(0.6125, p=21))
+    assert (d.case, d.new_a) == (Case.AMS_OVER_A, 0.6125)
+
+
 @given(observations(), states())
 def test_every_case_reports_the_rule_the_paper_would_name(
     o: Observation, s: ControllerState

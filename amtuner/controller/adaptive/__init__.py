@@ -17,9 +17,10 @@ shows twice); the period after a burst, claimed full by a batch of jobs larger t
 on a FairScheduler, lower to where their tasks keep their aim; between ROOMY and FULL, hold;
 full on a FairScheduler held by a few large jobs, raise; full while apps wait, lower straight to
 where tasks keep their aim (`task_aim`: T2 for the paper's jobs, more for AMs smaller than two
-tasks and, on a CapacityScheduler, for jobs with more work behind each AM) unless they already
-do, AM use is still over A, jobs are short, or A is at the goal. The law's reasons and
-measurements: docs/policies.md.
+tasks and, on a CapacityScheduler, for jobs with more work behind each AM; on memory, and not
+below the AMs that run, where jobs run in waves under a limit that counts the vcores free)
+unless they already do, AM use is still over A, jobs are short, or A is at the goal. The law's
+reasons and measurements: docs/policies.md.
 """
 
 from __future__ import annotations

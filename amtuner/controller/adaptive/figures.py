@@ -134,6 +134,22 @@ class Figures:
         """These figures with the AM limit counted on memory alone."""
         return replace(self, limits=self.limits[:1])
 
+    @property
+    def in_waves(self) -> bool:
+        """The vcore side of the limit floats (`floating`) and the jobs have no more work
+        behind each AM than the paper's (`work`): their tasks end together, in waves, and hand
+        the vcores back, so over a batch the memory side is what caps the AMs (the paper's
+        wordcount on 100 nodes under A 0.6125: AMs 0.51 of the cluster while it was full, 0.58
+        once a wave ended). Larger jobs keep the vcores, and the free vcores stay the limit (a
+        SWIM day's few huge jobs let an AM in only with A near 1)."""
+        return self.floating and self.work <= 1
+
+    @property
+    def lasting(self) -> Figures:
+        """These figures with the AM limit counted as it binds over the jobs' lives: on memory
+        alone where they run in waves (`in_waves`), as now otherwise."""
+        return self.on_memory if self.in_waves else self
+
     def ams_admitted_once_free(self, a: float) -> int:
         """Whole AMs A admits as tasks end: where the vcore side floats with the free vcores,
         the memory side alone (the vcores come back with the tasks' ends); else as now."""
