@@ -762,6 +762,10 @@ def test_the_ams_an_a_stands_for_invert_a_for_and_count_raw_values_whole(
     assert f.ams_of(f.a_for(ams)) == ams
     assert f.ams_of(a) in (f.ams_within(a), f.ams_within(a) + 1)
     assert f.a_for(f.ams_of(a)) <= a < f.a_for(f.ams_of(a) + 1)
+    # The top of a count's band on memory admits that count and is the last A that does.
+    m = f.on_memory
+    top = f.top_of_band(ams)
+    assert m.ams_of(top) == ams and m.ams_of(round(top + 1e-4, 4)) == ams + 1
 
 
 def test_a_raise_smaller_than_an_am_still_admits_one() -> None:
@@ -979,6 +983,39 @@ def test_jobs_in_waves_under_a_floating_fair_limit_are_judged_on_its_memory_side
     # the vcore side stays the limit: it already holds AM use two AMs under what runs.
     d, _ = decide(fair_batch(61_440), seen(0.6125, p=21))
     assert (d.case, d.new_a) == (Case.AMS_OVER_A, 0.6125)
+
+
+def fair_start(p: int) -> Observation:
+    """4 nodes of 8 GB and 8 vcores with nothing running yet and ``p`` apps waiting; the
+    leaf's fair share has no vcores (the default fair policy)."""
+    leaf = QueueStats(
+        name="root.default", pending_apps=p, running_apps=0, memory_used_mb=0, vcores_used=0,
+        am_memory_used_mb=0, am_vcores_used=0, memory_share_mb=32_768, vcores_share=0,
+        containers=0,
+    )  # fmt: skip
+    o = obs(p, 0, 0, 0, total=32_768, vcores=(0, 32), queues=(leaf,))
+    return replace(o, scheduler=SchedulerKind.FAIR, containers=0)
+
+
+def test_a_first_look_on_a_floating_fair_limit_goes_to_the_top_of_its_band() -> None:
+    # Idle at start-up: 1 - T2 = 0.5 admits 8 AMs of 2 GB on memory, as does every A up to
+    # 0.5624, whose vcore side (A x the vcores free) lets each start soonest.
+    d, _ = decide(fair_start(0), ControllerState(a=0.1))
+    assert (d.case, d.rule, d.new_a) == (Case.IDLE_START, Rule.UNDER_ALLOCATION, 0.5624)
+    # A batch: the first raise, 0.6125 (9 AMs), goes to the top of their band.
+    d, _ = decide(fair_start(30), ControllerState(a=0.5))
+    assert (d.case, d.rule, d.new_a) == (Case.ROOM, Rule.UNDER_ALLOCATION, 0.6249)
+    assert "the top of its band of whole AMs" in d.reason
+    # A stream's first app fits under A: the hold becomes a move within A's band.
+    d, s = decide(fair_start(1), ControllerState(a=0.5))
+    assert (d.case, d.rule, d.new_a) == (Case.TOP_OF_BAND, Rule.UNDER_ALLOCATION, 0.5624)
+    # Later looks keep what the loop set; a fair share with vcores (drf) is a fixed limit.
+    d, _ = decide(fair_start(1), replace(s, a=0.5))
+    assert (d.case, d.new_a) == (Case.ALL_FIT, 0.5)
+    drf = fair_start(0)
+    drf = replace(drf, queues=(replace(drf.queues[0], vcores_share=32),))
+    d, _ = decide(drf, ControllerState(a=0.1))
+    assert (d.case, d.new_a) == (Case.IDLE_START, 0.5)
 
 
 @given(observations(), states())

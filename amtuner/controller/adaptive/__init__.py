@@ -4,10 +4,12 @@ Pure like the paper's (no I/O, no clock, no logging); one call is one control pe
 reads the period's figures (`figures`: shares of the target's own denominator, in whole AMs),
 asks the rules of `RULES` in order for a verdict, and turns the first into a move in stages: a
 second reversal in a row waits for confirmation, the depth of the search (`_depth`), the step
-(`figures.move`), whole AMs (`_whole_ams`), and on a CapacityScheduler the AM the first look
-holds back until apps are seen (`_held_back`, `_give_back`). Each rule's docstring (`rules`)
-says why it is there; `Case` names them in decisions, metrics and status. A stays in [a_min,
-a_max] with at most DECIMALS decimals; what the policy carries between periods is `Memory`.
+(`figures.move`), whole AMs (`_whole_ams`), on a FairScheduler whose limit counts the vcores
+free the first look's A at the top of its band of whole AMs (`rules.blind`), and on a
+CapacityScheduler the AM the first look holds back until apps are seen (`_held_back`,
+`_give_back`). Each rule's docstring (`rules`) says why it is there; `Case` names them in
+decisions, metrics and status. A stays in [a_min, a_max] with at most DECIMALS decimals; what
+the policy carries between periods is `Memory`.
 
 The rules, as one line each (A only gates apps that have not started; it never stops a running
 AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into short jobs on a
@@ -34,6 +36,7 @@ from amtuner.controller.adaptive.rules import (
     RULES,
     Memory,
     Period,
+    blind,
     period,
 )
 from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule
@@ -142,6 +145,10 @@ def decide(
             how = f"A {a:.4g} -> {new_a:.4g} ({how_far})"
             if new_a != a:
                 last_move, reversed_ = want, reversal
+    if p.first and new_a >= a and (top := blind(p.f, new_a, settings)) > new_a:
+        how += f"; first look: A {top:.4g}, the top of its band of whole AMs"
+        case = case if new_a > a else Case.TOP_OF_BAND
+        new_a = top
     held_back = memory.held_back and not p.f.pending
     if (short := _held_back(p, new_a)) is not None:
         how += f"; first look: one AM held back, A {short:.4g} until apps are seen"

@@ -34,6 +34,7 @@ class Case(enum.StrEnum):
     OVER_ALLOCATED = "over-allocated"
     REVERSAL_UNCONFIRMED = "reversal-unconfirmed"
     HELD_BACK = "first-look-am-added"
+    TOP_OF_BAND = "first-look-top-of-band"
 
     @property
     def meaning(self) -> str:
@@ -74,6 +75,10 @@ CASE_MEANINGS: Mapping[Case, str] = {
     Case.HELD_BACK: (
         "the AM the first look held back (CapacityScheduler), added once apps are seen waiting"
     ),
+    Case.TOP_OF_BAND: (
+        "first look, where a FairScheduler's limit counts vcores free (its fair share has"
+        " none): A to the top of its band of whole AMs, which starts each of them soonest"
+    ),
 }
 """One home for the case names' explanations: `once`, `status` and `--help` show them."""
 
@@ -89,5 +94,6 @@ RULE_OF = {
     Case.LARGE_BATCH: Rule.OVER_ALLOCATION_3,
     Case.OVER_ALLOCATED: Rule.OVER_ALLOCATION_3,
     Case.HELD_BACK: Rule.UNDER_ALLOCATION,
+    Case.TOP_OF_BAND: Rule.UNDER_ALLOCATION,
 }
 """The paper's rule a case reports as (every other case holds)."""

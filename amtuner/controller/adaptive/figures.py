@@ -169,6 +169,13 @@ class Figures:
         scaled = round(exact * 10**DECIMALS, 6)
         return (math.ceil(scaled) if self.fair else math.floor(scaled)) / 10**DECIMALS
 
+    def top_of_band(self, ams: int) -> float:
+        """The largest A that admits ``ams`` AMs on memory and not one more. Where the vcore
+        side floats (`floating`), every A of a count's band runs as many AMs once tasks end,
+        and the highest lets each start soonest: its vcore side, A x the vcores free, is the
+        widest."""
+        return round_a(self.on_memory.a_for(ams + 1) - 10**-DECIMALS)
+
     def ams_of(self, a: float) -> int:
         """The whole AMs ``a`` stands for, the inverse of `a_for`: those within it, and one more
         where ``a`` reaches `a_for` of one more (which sits a hair under its AMs' worth, where
