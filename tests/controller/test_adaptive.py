@@ -188,17 +188,32 @@ def test_a_fair_scheduler_held_by_a_few_large_jobs_raises_a_so_the_waiting_jobs_
     assert d.new_a < 0.5 and "jobs 7.7x the paper's work per AM" in d.reason
 
 
-def large_batch(kind: SchedulerKind, asked_mb: int = 266_000) -> Observation:
-    """15 s into 16 jobs of 32 maps on 4 nodes (32 GB, 32 vcores) under A 0.6125: nine 2 GB AMs
-    and nine 1 GB maps run, seven apps wait, and the running apps' maps ask for 8 x the
-    cluster; the leaf's fair share has no vcores (the default fair policy)."""
+def four_nodes(
+    ams: int,
+    tasks: int,
+    p: int = 10,
+    *,
+    asked_mb: int = 0,
+    node_vcores: int = 8,
+    kind: SchedulerKind = SchedulerKind.FAIR,
+) -> Observation:
+    """4 nodes of 8 GB: ``ams`` AMs of 2 GB and one vcore and ``tasks`` tasks of 1 GB and one
+    run while ``p`` apps wait, and the running apps' tasks ask for ``asked_mb`` more; the leaf's
+    fair share has no vcores (the default fair policy)."""
+    mem, vc = ams * 2048 + tasks * 1024, ams + tasks
     leaf = QueueStats(
-        name="root.default", pending_apps=7, running_apps=9, memory_used_mb=27_648,
-        vcores_used=18, am_memory_used_mb=18_432, am_vcores_used=9, memory_share_mb=32_768,
-        vcores_share=0, containers=18,
+        name="root.default", pending_apps=p, running_apps=ams, memory_used_mb=mem,
+        vcores_used=vc, am_memory_used_mb=ams * 2048, am_vcores_used=ams,
+        memory_share_mb=32_768, vcores_share=0, containers=ams + tasks,
     )  # fmt: skip
-    o = obs(7, 9, 27_648, 18_432, total=32_768, vcores=(18, 32), queues=(leaf,))
-    return replace(o, scheduler=kind, containers=18, memory_pending_mb=7 * 2048 + asked_mb)
+    o = obs(p, ams, mem, ams * 2048, total=32_768, vcores=(vc, 4 * node_vcores), queues=(leaf,))
+    return replace(o, scheduler=kind, containers=ams + tasks, memory_pending_mb=p * 2048 + asked_mb)
+
+
+def large_batch(kind: SchedulerKind, asked_mb: int = 266_000) -> Observation:
+    """15 s into 16 jobs of 32 maps on 4 nodes under A 0.6125: nine AMs and nine maps run,
+    seven apps wait, and the running apps' maps ask for 8 x the cluster."""
+    return four_nodes(9, 9, 7, asked_mb=asked_mb, kind=kind)
 
 
 def test_a_batch_of_large_jobs_seen_after_its_burst_lowers_a_fair_scheduler_to_their_goal() -> None:
@@ -222,16 +237,9 @@ def test_a_batch_of_large_jobs_seen_after_its_burst_lowers_a_fair_scheduler_to_t
 
 
 def small_batch(kind: SchedulerKind, p: int = 111, asked_mb: int = 2048) -> Observation:
-    """15 s into 120 one-map jobs on 4 nodes (32 GB, 32 vcores): nine 2 GB AMs and six 1 GB
-    maps run, two more maps are asked for, the rest of the batch waits; the leaf's fair share
-    has no vcores (the default fair policy)."""
-    leaf = QueueStats(
-        name="root.default", pending_apps=p, running_apps=9, memory_used_mb=24_576,
-        vcores_used=15, am_memory_used_mb=18_432, am_vcores_used=9, memory_share_mb=32_768,
-        vcores_share=0, containers=15,
-    )  # fmt: skip
-    o = obs(p, 9, 24_576, 18_432, total=32_768, vcores=(15, 32), queues=(leaf,))
-    return replace(o, scheduler=kind, containers=15, memory_pending_mb=p * 2048 + asked_mb)
+    """15 s into 120 one-map jobs on 4 nodes: nine AMs and six maps run, two more maps are
+    asked for, the rest of the batch waits."""
+    return four_nodes(9, 6, p, asked_mb=asked_mb, kind=kind)
 
 
 def test_a_batch_of_small_jobs_seen_after_its_burst_fills_a_fair_scheduler_with_their_ams() -> None:
@@ -929,90 +937,51 @@ def test_a_fair_limits_vcores_count_against_what_is_free_when_its_share_has_none
         assert (vc_each, vc_unit) == pytest.approx((1 / base, 1 / base))
 
 
-def fair_moment(node_vcores: int, ams: int, tasks: int) -> Observation:
-    """4 nodes of 8 GB: ``ams`` AMs of 2 GB and one vcore and ``tasks`` tasks of 1 GB and one
-    run while 10 apps wait; the leaf's fair share has no vcores (the default fair policy)."""
-    mem, vc = ams * 2048 + tasks * 1024, ams + tasks
-    leaf = QueueStats(
-        name="root.default", pending_apps=10, running_apps=ams, memory_used_mb=mem,
-        vcores_used=vc, am_memory_used_mb=ams * 2048, am_vcores_used=ams,
-        memory_share_mb=32_768, vcores_share=0, containers=ams + tasks,
-    )  # fmt: skip
-    o = obs(10, ams, mem, ams * 2048, total=32_768, vcores=(vc, 4 * node_vcores), queues=(leaf,))
-    return replace(o, scheduler=SchedulerKind.FAIR, containers=ams + tasks)
-
-
 def test_a_fair_limit_held_by_the_vcores_tasks_hold_is_not_raised_past_them() -> None:
     # Memory 0.875 used: A 0.55 admits 8 AMs by memory and 7 by the 11 free vcores (0.55 x 11,
     # rounded up). The vcores come back as tasks end, and then the eighth starts; raising A to
     # admit it now would admit several more once they are free.
-    d, _ = decide(fair_moment(8, ams=7, tasks=14), seen(0.55, p=10))
+    d, _ = decide(four_nodes(7, 14), seen(0.55, p=10))
     assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.55, Case.NOT_BINDING)
     assert "A admits 8 AMs and 7 run" in d.reason and "vcores the limit counts" in d.reason
     # Nodes of 3 vcores: tasks use vcores (0.75) more than memory (0.41), so the free vcores
     # are the lasting limit (0.55 x 3 free admits 2 of the 4 AMs that run): the room is A's
     # to open.
-    d, _ = decide(fair_moment(3, ams=4, tasks=5), seen(0.55, p=10))
+    d, _ = decide(four_nodes(4, 5, node_vcores=3), seen(0.55, p=10))
     assert d.rule is Rule.UNDER_ALLOCATION and d.case != Case.NOT_BINDING
 
 
-def fair_batch(asked_mb: int) -> Observation:
-    """30 s into 30 of the paper's grep jobs on 4 nodes of 8 GB and 8 vcores: nine 2 GB AMs
-    and thirteen 1 GB maps run (memory 0.97, vcores 22 of 32), 21 apps wait, and the running
-    apps' maps ask for ``asked_mb`` more; the leaf's fair share has no vcores."""
-    leaf = QueueStats(
-        name="root.default", pending_apps=21, running_apps=9, memory_used_mb=31_744,
-        vcores_used=22, am_memory_used_mb=18_432, am_vcores_used=9, memory_share_mb=32_768,
-        vcores_share=0, containers=22,
-    )  # fmt: skip
-    o = obs(21, 9, 31_744, 18_432, total=32_768, vcores=(22, 32), queues=(leaf,))
-    return replace(
-        o, scheduler=SchedulerKind.FAIR, containers=22, memory_pending_mb=21 * 2048 + asked_mb
-    )
-
-
 def test_jobs_in_waves_under_a_floating_fair_limit_are_judged_on_its_memory_side() -> None:
-    # A 0.6125 admits 7 AMs against the 10 free vcores and 9 on memory; the paper's jobs end
+    # 30 s into the paper's grep group: 9 AMs and 13 maps run (memory 0.97, vcores 22 of 32),
+    # 21 apps wait. A 0.6125 admits 7 AMs against the 10 free vcores and 9 on memory; the jobs end
     # in waves and hand the vcores back, so 9 is what A lets run. Filled, that leaves tasks
     # 0.41 < T2 - step. The goal of T2 is 7 AMs, below the 9 that run: A goes to those 9,
     # where the limit stops admitting at once.
-    d, _ = decide(fair_batch(4096), seen(0.6125, p=21))
+    d, _ = decide(four_nodes(9, 13, 21, asked_mb=4096), seen(0.6125, p=21))
     assert (d.case, d.rule, d.new_a) == (Case.OVER_ALLOCATED, Rule.OVER_ALLOCATION_3, 0.5625)
     assert "tasks would hold 0.41" in d.reason
     # Maps asking for 60 GB: jobs with more work per AM than the paper's keep the vcores, and
     # the vcore side stays the limit: it already holds AM use two AMs under what runs.
-    d, _ = decide(fair_batch(61_440), seen(0.6125, p=21))
+    d, _ = decide(four_nodes(9, 13, 21, asked_mb=61_440), seen(0.6125, p=21))
     assert (d.case, d.new_a) == (Case.AMS_OVER_A, 0.6125)
-
-
-def fair_start(p: int) -> Observation:
-    """4 nodes of 8 GB and 8 vcores with nothing running yet and ``p`` apps waiting; the
-    leaf's fair share has no vcores (the default fair policy)."""
-    leaf = QueueStats(
-        name="root.default", pending_apps=p, running_apps=0, memory_used_mb=0, vcores_used=0,
-        am_memory_used_mb=0, am_vcores_used=0, memory_share_mb=32_768, vcores_share=0,
-        containers=0,
-    )  # fmt: skip
-    o = obs(p, 0, 0, 0, total=32_768, vcores=(0, 32), queues=(leaf,))
-    return replace(o, scheduler=SchedulerKind.FAIR, containers=0)
 
 
 def test_a_first_look_on_a_floating_fair_limit_goes_to_the_top_of_its_band() -> None:
     # Idle at start-up: 1 - T2 = 0.5 admits 8 AMs of 2 GB on memory, as does every A up to
     # 0.5624, whose vcore side (A x the vcores free) lets each start soonest.
-    d, _ = decide(fair_start(0), ControllerState(a=0.1))
+    d, _ = decide(four_nodes(0, 0, 0), ControllerState(a=0.1))
     assert (d.case, d.rule, d.new_a) == (Case.IDLE_START, Rule.UNDER_ALLOCATION, 0.5624)
     # A batch: the first raise, 0.6125 (9 AMs), goes to the top of their band.
-    d, _ = decide(fair_start(30), ControllerState(a=0.5))
+    d, _ = decide(four_nodes(0, 0, 30), ControllerState(a=0.5))
     assert (d.case, d.rule, d.new_a) == (Case.ROOM, Rule.UNDER_ALLOCATION, 0.6249)
     assert "the top of its band of whole AMs" in d.reason
     # A stream's first app fits under A: the hold becomes a move within A's band.
-    d, s = decide(fair_start(1), ControllerState(a=0.5))
+    d, s = decide(four_nodes(0, 0, 1), ControllerState(a=0.5))
     assert (d.case, d.rule, d.new_a) == (Case.TOP_OF_BAND, Rule.UNDER_ALLOCATION, 0.5624)
     # Later looks keep what the loop set; a fair share with vcores (drf) is a fixed limit.
-    d, _ = decide(fair_start(1), replace(s, a=0.5))
+    d, _ = decide(four_nodes(0, 0, 1), replace(s, a=0.5))
     assert (d.case, d.new_a) == (Case.ALL_FIT, 0.5)
-    drf = fair_start(0)
+    drf = four_nodes(0, 0, 0)
     drf = replace(drf, queues=(replace(drf.queues[0], vcores_share=32),))
     d, _ = decide(drf, ControllerState(a=0.1))
     assert (d.case, d.new_a) == (Case.IDLE_START, 0.5)
