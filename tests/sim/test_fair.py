@@ -19,7 +19,7 @@ from amtuner.sim.simulation import (
     default_scheduler_config,
 )
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
-from amtuner.sim.view import Res
+from amtuner.sim.view import QueueView, Res
 from tests.sim.conftest import build_at_once
 
 SHARED = Path(__file__).resolve().parents[1] / "data" / "shared"
@@ -223,15 +223,20 @@ def test_fair_policy_spreads_containers_fifo_policy_does_not() -> None:
     assert [a.running_containers for a in fifo.app_views()] == [5, 1]
 
 
-def test_weights_split_the_cluster_between_busy_queues() -> None:
+def _two_busy_queues(queues: str) -> tuple[Simulation, dict[str, QueueView]]:
+    """Queues ``a`` and ``b`` (allocation file elements) with a job of 40 maps each on 4 nodes,
+    5.5 s in; the simulation and its queues' views by path."""
     wl = _workload({"root.a": 1, "root.b": 1}, maps=40, nodes=4)
-    config = _alloc(
+    sim = build_at_once("fair", wl, _alloc(queues))
+    sim.run_until(5.5)
+    return sim, {q.path: q for q in sim.view().queues}
+
+
+def test_weights_split_the_cluster_between_busy_queues() -> None:
+    _, views = _two_busy_queues(
         '<queue name="a"><weight>1</weight><maxAMShare>1</maxAMShare></queue>'
         '<queue name="b"><weight>3</weight><maxAMShare>1</maxAMShare></queue>'
     )
-    sim = build_at_once("fair", wl, config)
-    sim.run_until(5.5)
-    views = {q.path: q for q in sim.view().queues}
     assert views["root.a"].fair_share.memory_mb == 8192
     assert views["root.b"].fair_share.memory_mb == 24576
     assert views["root.a"].used.memory_mb == 8192
@@ -404,14 +409,10 @@ def test_a_queues_demand_is_what_it_holds_and_asks_capped_at_its_maximum() -> No
     """``FSLeafQueue.updateDemand``: the apps' usage plus their outstanding asks, then
     ``componentwiseMin`` with the queue's maxShare; the REST API reports it as
     ``demandResources``, and the monitor reads a queue's asks as that less what it holds."""
-    wl = _workload({"root.a": 1, "root.b": 1}, maps=40, nodes=4)
-    config = _alloc(
+    sim, views = _two_busy_queues(
         '<queue name="a"><maxResources>8192 mb, 8 vcores</maxResources></queue>'
         '<queue name="b"><maxAMShare>1</maxAMShare></queue>'
     )
-    sim = build_at_once("fair", wl, config)
-    sim.run_until(5.5)
-    views = {q.path: q for q in sim.view().queues}
     a, b = views["root.a"], views["root.b"]
     assert a.used.memory_mb == 8192 and a.demand == Res(8192, 8)
     assert b.demand.memory_mb == b.used.memory_mb + sim.apps[1].pending_containers * 1024
