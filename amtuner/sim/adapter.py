@@ -94,6 +94,7 @@ def watch_allocation_file(
     written_at: Callable[[float], float] | None = None,
     *,
     due: Callable[[], bool] | None = None,
+    first_poll_s: float = ALLOC_RELOAD_INTERVAL_S,
 ) -> AllocationFileWatcher:
     """Poll ``path`` every 10 simulated seconds from inside the simulation, as FairScheduler does.
 
@@ -102,7 +103,8 @@ def watch_allocation_file(
     rule exactly (5-15 s later). Without it a change counts as made when a poll first sees it,
     and is reloaded one poll later (10 s, where a real RM takes 5-15 s). A writer that knows
     which polls can find something new passes ``due()``, asked at each poll; the others skip
-    the stat and read.
+    the stat and read. The first poll comes ``first_poll_s`` after the watch starts: where in
+    its 10 s cycle the RM's poll runs (`amtuner.sim.control.allocation_poll_phase`).
     """
     seen: dict[float, float] = {}
 
@@ -115,5 +117,5 @@ def watch_allocation_file(
         if due is None or due():
             watcher.poll(s, s.now)
 
-    sim.schedule_every(ALLOC_RELOAD_INTERVAL_S, poll, first_at=sim.now + ALLOC_RELOAD_INTERVAL_S)
+    sim.schedule_every(ALLOC_RELOAD_INTERVAL_S, poll, first_at=sim.now + first_poll_s)
     return watcher

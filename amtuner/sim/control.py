@@ -4,7 +4,8 @@ This is how the benchmarks judge a policy: the real `Cycle` (monitor, controller
 runs every control period of simulated time, reading the simulated RM through `SimTransport` (the
 same bytes the HTTP face serves) and writing a real scheduler file in a scratch directory. The
 RM's side of a reload is simulated faithfully: a CapacityScheduler reloads when refreshed, a
-FairScheduler finds the changed allocation file on its own 10 s poll once it is 5 s old.
+FairScheduler finds the changed allocation file on its own 10 s poll once it is 5 s old, the
+poll at a phase of its own (`allocation_poll_phase`).
 
 What belongs to real time is left out, not the code: no HTTP client machinery around the
 in-process answer, the simulation's state rendered once per observation (`OneInstantMonitor`),
@@ -40,11 +41,29 @@ from amtuner.monitor.transport import Answer, Budget
 from amtuner.sim import rmapi
 from amtuner.sim.adapter import watch_allocation_file
 from amtuner.sim.rmapi import FaceOptions, SimLike
-from amtuner.sim.server import ALLOC_RELOAD_WAIT_S
+from amtuner.sim.server import ALLOC_RELOAD_INTERVAL_S, ALLOC_RELOAD_WAIT_S
 from amtuner.sim.simulation import SchedulerConfigError, Simulation
 from amtuner.sim.view import AppView, ClusterView
 
 SIM_URL = "http://sim"
+
+
+def allocation_poll_phase(seed: int) -> float:
+    """When a FairScheduler's first allocation-file poll comes after a controlled run starts:
+    in (0, 10] s, a different point of the cycle per seed. Hadoop's ``AllocationFileLoaderService``
+    checks the file when the RM starts and then sleeps 10 s between checks, so where its cycle
+    falls is set by when the RM started, which nothing ties to the daemon's period. A fixed
+    phase would give one reload delay to every write (a write at a period boundary always loaded
+    10 s later); a real one is anywhere in 5-15 s, and a value overwritten before its poll is
+    never loaded: on Hadoop 3.5's own RM `bench real`'s controller wrote 0.6249 and then 0.5 ten
+    seconds later, and the RM loaded only the 0.5. The seeds step through the cycle by the
+    golden ratio, so the first N of them, which a benchmark's mean is taken over, cover it
+    evenly (random draws left 2-6.5 s out of the first ten), and none falls exactly 5 or 10 s
+    after a period boundary, where a write would be judged exactly 5 s old."""
+    return ALLOC_RELOAD_INTERVAL_S * (1.0 - ((seed + 1) * _GOLDEN) % 1.0)
+
+
+_GOLDEN = (5**0.5 - 1) / 2
 
 
 UNGUARDED = GuardSettings(max_change_per_cycle=1.0, hold_off_seconds=0.0)
@@ -238,8 +257,9 @@ class ControlledRun:
         if kind is SchedulerKind.FAIR:
             touched = FairFileTouched(sim)
             watch_allocation_file(
-                sim, path, lambda _mtime: touched.written_at, due=touched.poll_due
-            )
+                sim, path, lambda _mtime: touched.written_at, due=touched.poll_due,
+                first_poll_s=allocation_poll_phase(sim.seed),
+            )  # fmt: skip
             refresher: RefreshQueues | FairFileTouched = touched
         else:
             refresher = RefreshQueues(sim)

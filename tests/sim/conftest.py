@@ -15,10 +15,11 @@ def build_at_once(*args: Any, **kwargs: Any) -> Simulation:
     return build_simulation(*args, heartbeats=IMMEDIATE, **kwargs)
 
 
-def fair_reloads(writes: list[float]) -> list[float]:
-    """When a FairScheduler loads the allocation file written at ``writes``: at the first 10 s
-    poll more than 5 s after each write (yarn-facts §2.3), unless a newer write has replaced
-    the file by then (a cycle and a poll at the same instant: the cycle writes first)."""
-    polls = [10 * ((w + 5) // 10 + 1) for w in writes]
+def fair_reloads(writes: list[float], phase: float) -> list[float]:
+    """When a FairScheduler loads the allocation file written at ``writes``, its 10 s polls
+    falling at ``phase`` + 10 k: at the first poll more than 5 s after each write (yarn-facts
+    §2.3), unless a newer write has replaced the file by then (a cycle and a poll at the same
+    instant: the cycle writes first), to the millisecond as `SimResult.a_trace` has them."""
+    polls = [phase + 10 * ((w + 5 - phase) // 10 + 1) for w in writes]
     later = [*writes[1:], float("inf")]
-    return sorted({p for p, nxt in zip(polls, later, strict=True) if nxt > p})
+    return sorted({round(p, 3) for p, nxt in zip(polls, later, strict=True) if nxt > p})

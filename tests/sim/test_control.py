@@ -2,21 +2,25 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
 
 from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import ControlledRun
+from amtuner.sim.control import ControlledRun, allocation_poll_phase
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
 from tests.sim.conftest import fair_reloads
 
 
-def simulate(kind: SchedulerKind, a0: float, workdir: Path | None, period: float = 15.0):
+def simulate(
+    kind: SchedulerKind, a0: float, workdir: Path | None, period: float = 15.0, seed: int = 0
+):
     workload = load_workload("paper:mixed")
-    sim = build_simulation(kind, workload, default_scheduler_config(kind, workload.queues, a0))
+    config = default_scheduler_config(kind, workload.queues, a0)
+    sim = build_simulation(kind, workload, config, seed=seed)
     run = ControlledRun(
         sim, workdir, controller=ControllerSettings(period_seconds=period)
     ) if workdir else None
@@ -45,14 +49,25 @@ def sim_value(data: bytes) -> float:
     return SchedulerFile(Path("x"), kind, data).effective_value("")
 
 
-def test_a_fair_scheduler_picks_the_file_up_on_its_own_poll(tmp_path: Path) -> None:
-    """Written at a cycle, reloaded at the first 10 s poll more than 5 s later (yarn-facts §2.3):
-    a cycle every 15 s puts every other write exactly 5 s before a poll, which must not load it.
-    A write overwritten by the time of its poll is never loaded (`fair_reloads`)."""
-    result, run = simulate(SchedulerKind.FAIR, 0.1, tmp_path, period=15.0)
+@pytest.mark.parametrize("seeds", [5, 10, 30])
+def test_the_first_seeds_put_the_allocation_poll_all_over_its_cycle(seeds: int) -> None:
+    """A benchmark's mean over its first N seeds meets every reload delay, 5-15 s, alike: no
+    stretch of the 10 s cycle twice as long as an N-th goes without a seed's poll."""
+    phases = sorted(allocation_poll_phase(seed) for seed in range(seeds))
+    assert all(0 < p <= 10 for p in phases)
+    gaps = [b - a for a, b in pairwise(phases)] + [10 - phases[-1] + phases[0]]
+    assert max(gaps) <= 2 * 10 / seeds
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_a_fair_scheduler_picks_the_file_up_on_its_own_poll(tmp_path: Path, seed: int) -> None:
+    """Written at a cycle, reloaded at the first 10 s poll more than 5 s later (yarn-facts §2.3),
+    the polls at the seed's phase, so a write waits 5-15 s. A write overwritten by the time of
+    its poll is never loaded (`fair_reloads`)."""
+    result, run = simulate(SchedulerKind.FAIR, 0.1, tmp_path, period=15.0, seed=seed)
     assert run is not None and len(run.applied_at) >= 2
     reloads = [t for t, _a in result.a_trace[1:]]
-    expected = fair_reloads(run.applied_at)
+    expected = fair_reloads(run.applied_at, allocation_poll_phase(seed))
     assert reloads == [t for t in expected if t <= result.sim_seconds][: len(reloads)]
 
 

@@ -13,7 +13,7 @@ import requests
 from amtuner.config import ControllerSettings
 from amtuner.executor.files import replace_file
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import ControlledRun, UnchangedFileCache
+from amtuner.sim.control import ControlledRun, UnchangedFileCache, allocation_poll_phase
 from amtuner.sim.server import AllocationFileWatcher
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
@@ -85,6 +85,7 @@ def test_the_fair_poll_reads_the_file_only_when_a_write_can_be_loaded(
     result = sim.run(20_000)
     assert result.finished and len(run.applied_at) >= 2
     reloads = [t for t, _a in result.a_trace[1:]]
-    assert reloads == [t for t in fair_reloads(run.applied_at) if t <= result.sim_seconds]
-    assert reads == [0.0, *reloads]  # the watcher's first look, then one read per reload
+    expected = fair_reloads(run.applied_at, allocation_poll_phase(0))
+    assert reloads == [t for t in expected if t <= result.sim_seconds]
+    assert [round(t, 3) for t in reads] == [0.0, *reloads]  # the first look, a read a reload
     assert result.sim_seconds / 10 > 2 * len(reads)  # most polls read nothing
