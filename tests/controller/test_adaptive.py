@@ -408,6 +408,20 @@ def test_room_with_am_heavy_apps_waits_a_period_then_admits_one_more_am() -> Non
     assert (d.rule, d.new_a, d.case) == (Rule.UNDER_ALLOCATION, 0.55, Case.ROOM_TAIL)
 
 
+def test_a_fair_scheduler_waits_out_the_period_after_a_raise_before_the_next_am() -> None:
+    # The tail's room seen twice, but the last period raised A (AM use has grown since, 0.45 ->
+    # 0.5): on a FairScheduler that raise's AM was loaded 5-15 s after the write and has not
+    # shown its tasks, so the room is the same tail. Hold.
+    raised = adaptive.Memory(had_room=True, raised=True, am_seen=0.45, last_move=1).extra()
+    fair = replace(obs(10, 10, 60_000, 50_000), scheduler=SchedulerKind.FAIR)
+    d, _ = decide(fair, seen(0.5, extra=raised))
+    assert (d.rule, d.new_a, d.case) == (Rule.HOLD, 0.5, Case.ROOM_TAIL_UNCONFIRMED)
+    assert "once the last raise's AM shows its tasks" in d.reason
+    # A CapacityScheduler, refreshed at once, counts the room its raise saw: one more AM.
+    d, _ = decide(obs(10, 10, 60_000, 50_000), seen(0.5, extra=raised))
+    assert (d.rule, d.new_a, d.case) == (Rule.UNDER_ALLOCATION, 0.55, Case.ROOM_TAIL)
+
+
 def test_room_between_short_jobs_two_periods_running_is_not_waited_for() -> None:
     # The same room on a FairScheduler whose jobs were short this period (6 of 10 finished:
     # P 14 + R 10 -> P 10 + R 8) and the last: one-map jobs come and go, the room is theirs.
