@@ -26,6 +26,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Collection, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
@@ -146,6 +147,9 @@ class Figures:
     mean_jct_s: float
     ams_at_once: int
     """The most apps holding their AM at one time: what the AM limit let run together."""
+    ams_split: tuple[tuple[int, int], ...] = ()
+    """Of several runs (`typical`) that did not all reach the same ``ams_at_once``: each count
+    and how many runs reached it."""
 
 
 def figures_of(app_records: Sequence[dict[str, Any]]) -> Figures:
@@ -312,11 +316,15 @@ def run_sim(
 
 def typical(runs: Sequence[Figures]) -> Figures:
     """What one more run is expected to give: the runs' mean makespan and mean JCT, and the AM
-    count most of them reached."""
+    count most of them reached (the first run's of those tied), with the split where they
+    differ: a controller's count can hang on whether the RM loaded a value before it was
+    overwritten, which the FairScheduler's poll decides in some runs and not others."""
+    counts = Counter(r.ams_at_once for r in runs)
     return Figures(
         makespan_s=mean_of(r.makespan_s for r in runs),
         mean_jct_s=mean_of(r.mean_jct_s for r in runs),
         ams_at_once=mode(r.ams_at_once for r in runs),
+        ams_split=tuple(sorted(counts.items())) if len(counts) > 1 else (),
     )
 
 
@@ -356,8 +364,12 @@ def row_of(
         "mean_jct_diff": round((sim.mean_jct_s - real.mean_jct_s) / real.mean_jct_s, 4),
         "real_ams_at_once": real.ams_at_once,
         "sim_ams_at_once": sim.ams_at_once,
+        "real_ams_split": [list(c) for c in real.ams_split],
+        "sim_ams_split": [list(c) for c in sim.ams_split],
         "real_runs": [
-            {**asdict(r.figures), "a_trace": r.a_trace, "retried": r.retried} for r in runs
+            {"makespan_s": r.figures.makespan_s, "mean_jct_s": r.figures.mean_jct_s,
+             "ams_at_once": r.figures.ams_at_once, "a_trace": r.a_trace, "retried": r.retried}
+            for r in runs
         ],
         "wall_seconds": round(wall_s, 1),
     }
@@ -520,8 +532,19 @@ def format_row(row: dict[str, Any]) -> str:
         f"{fmt(row['sim_mean_jct_s']):>6} ({row['makespan_diff']:+.1%} / "
         f"{row['mean_jct_diff']:+.1%})   sim at once {fmt(row['sim_at_once_makespan_s']):>6}"
         f"   AMs at once {row['real_ams_at_once']:>2} / {row['sim_ams_at_once']:>2}"
+        f"{_split_text(row)}"
         f"   real runs {' '.join(fmt(r['makespan_s']) for r in row['real_runs'])}"
     )
+
+
+def _split_text(row: dict[str, Any]) -> str:
+    """`` (sim 8 x5, 9 x5)`` where a side's runs reached different AM counts, else nothing."""
+    parts = [
+        f"{side} " + ", ".join(f"{ams} x{runs}" for ams, runs in row.get(f"{side}_ams_split", []))
+        for side in ("real", "sim")
+        if row.get(f"{side}_ams_split")
+    ]
+    return f" ({'; '.join(parts)})" if parts else ""
 
 
 def format_table(summary: dict[str, Any]) -> str:

@@ -81,14 +81,25 @@ def test_a_row_reports_the_simulators_error_against_the_mean_of_the_real_runs() 
     assert (row["real_mean_jct_s"], row["sim_mean_jct_s"]) == (50.0, 55.0)
     # Negative: the simulator finishes sooner than the real RM.
     assert (row["makespan_diff"], row["mean_jct_diff"]) == (-0.1, 0.1)
-    # The AM count most real runs reached, not their mean.
+    # The AM count most real runs reached, not their mean, and how the runs split.
     assert (row["real_ams_at_once"], row["sim_ams_at_once"]) == (6, 5)
+    assert (row["real_ams_split"], row["sim_ams_split"]) == ([[6, 2], [7, 1]], [])
     assert row["wall_seconds"] == 123.5
     assert [r["makespan_s"] for r in row["real_runs"]] == [96.0, 104.0, 100.0]
     assert row["real_runs"][0]["a_trace"][1] == [1.4, 0.525]
     assert [r["retried"] for r in row["real_runs"]] == [None, "app_1 stuck", None]
     line = real.format_row(row)
-    assert "-10.0% / +10.0%" in line and " 6 /  5" in line and "96.0 104.0 100.0" in line
+    assert "-10.0% / +10.0%" in line and " 6 /  5 (real 6 x2, 7 x1)" in line
+    assert "96.0 104.0 100.0" in line
+
+
+def test_seeds_that_split_on_the_am_count_say_so() -> None:
+    """Half the seeds load a value the other half never see (the FairScheduler's poll): the
+    count reported is the first seed's, and the split stands beside it."""
+    seeds = [real.Figures(68.0, 43.0, ams) for ams in (8, 9, 8, 9)]
+    figures = real.typical(seeds)
+    assert (figures.ams_at_once, figures.ams_split) == (8, ((8, 2), (9, 2)))
+    assert real.typical(seeds[:1]).ams_split == ()
 
 
 def test_the_header_names_the_hadoop_version_the_cluster_and_the_batch() -> None:
