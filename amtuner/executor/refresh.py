@@ -4,10 +4,10 @@ Three ways, as the operator configures (``refresh.method``):
 
 * ``command``: ``yarn rmadmin -refreshQueues`` (RMAdminCLI finds the active RM of an HA pair
   itself), run without a shell and with a timeout. With FairScheduler it reloads the allocation
-  file at once instead of within 10-15 s (but the RM only logs a bad file, never fails the call).
+  file at once instead of within 5-15 s (but the RM only logs a bad file, never fails the call).
 * ``rest``: PUT /ws/v1/cluster/scheduler-conf, for a CapacityScheduler with a mutable
   configuration store, where ``-refreshQueues`` is refused. The RM refreshes the queues itself.
-* ``none``: FairScheduler polls the allocation file and reloads it within ~10-15 s.
+* ``none``: FairScheduler polls the allocation file and reloads it 5-15 s after the write.
 """
 
 from __future__ import annotations
@@ -217,7 +217,7 @@ class RestRefresher:
 
 class NoRefresh:
     def describe(self) -> str:
-        return "none (FairScheduler reloads the allocation file by itself within ~10-15 s)"
+        return "none (FairScheduler reloads the allocation file by itself 5-15 s after the write)"
 
     def refresh(self, edit: Edit) -> None:
         return None

@@ -126,7 +126,7 @@ def test_make_refresher_per_method() -> None:
     assert rest.describe().startswith("PUT http://rm:8088/ws/v1/cluster/scheduler-conf")
     none = make_refresher(RefreshSettings(method="none"), [])
     assert isinstance(none, NoRefresh)
-    assert "10-15 s" in none.describe()
+    assert "5-15 s" in none.describe()
 
 
 # --- REST ------------------------------------------------------------------------------------
