@@ -48,9 +48,12 @@ from amtuner.sim.view import AppView, ClusterView
 SIM_URL = "http://sim"
 
 
+_GOLDEN = (5**0.5 - 1) / 2
+
+
 def allocation_poll_phase(seed: int) -> float:
     """When a FairScheduler's first allocation-file poll comes after a controlled run starts:
-    in (0, 10] s, a different point of the cycle per seed. Hadoop's ``AllocationFileLoaderService``
+    in (0, 10) s, a different point of the cycle per seed. Hadoop's ``AllocationFileLoaderService``
     checks the file when the RM starts and then sleeps 10 s between checks, so where its cycle
     falls is set by when the RM started, which nothing ties to the daemon's period. A fixed
     phase would give one reload delay to every write (a write at a period boundary always loaded
@@ -61,9 +64,6 @@ def allocation_poll_phase(seed: int) -> float:
     evenly (random draws left 2-6.5 s out of the first ten), and none falls exactly 5 or 10 s
     after a period boundary, where a write would be judged exactly 5 s old."""
     return ALLOC_RELOAD_INTERVAL_S * (1.0 - ((seed + 1) * _GOLDEN) % 1.0)
-
-
-_GOLDEN = (5**0.5 - 1) / 2
 
 
 UNGUARDED = GuardSettings(max_change_per_cycle=1.0, hold_off_seconds=0.0)
