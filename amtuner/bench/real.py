@@ -540,9 +540,9 @@ def format_row(row: dict[str, Any]) -> str:
 def _split_text(row: dict[str, Any]) -> str:
     """`` (sim 8 x5, 9 x5)`` where a side's runs reached different AM counts, else nothing."""
     parts = [
-        f"{side} " + ", ".join(f"{ams} x{runs}" for ams, runs in row.get(f"{side}_ams_split", []))
+        f"{side} " + ", ".join(f"{ams} x{runs}" for ams, runs in split)
         for side in ("real", "sim")
-        if row.get(f"{side}_ams_split")
+        if (split := row[f"{side}_ams_split"])
     ]
     return f" ({'; '.join(parts)})" if parts else ""
 
