@@ -6,7 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from amtuner import guard
-from amtuner.config import GuardSettings
+from amtuner.config import ControllerSettings, GuardSettings
 from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind
 
 OBS = Observation(
@@ -27,15 +27,26 @@ def test_a_small_move_passes_untouched() -> None:
 
 def test_a_large_move_is_clipped_and_says_so() -> None:
     after = ControllerState(a=0.525, n=2, prev_pending=5, prev_running=3)
-    d, state = guard.apply(
-        decision(0.1, 0.525), ControllerState(a=0.1), after, OBS, GuardSettings()
-    )
+    tight = GuardSettings(max_change_per_cycle=0.2)
+    d, state = guard.apply(decision(0.1, 0.525), ControllerState(a=0.1), after, OBS, tight)
     assert d.new_a == 0.3 and state.a == 0.3 and state.n == 2
     assert "clipped to guard.max_change_per_cycle 0.2" in d.reason
-    down, _ = guard.apply(
-        decision(0.9, 0.3), ControllerState(a=0.9), after, OBS, GuardSettings()
-    )
+    down, _ = guard.apply(decision(0.9, 0.3), ControllerState(a=0.9), after, OBS, tight)
     assert down.new_a == 0.7
+
+
+def test_the_default_clip_passes_the_widest_step_a_policy_takes() -> None:
+    """Half the way from one bound to the other: the paper's first alpha/2^n from A_min, and
+    `adaptive`'s start-up 1 - T2 from there."""
+    c = ControllerSettings()
+    widest = (c.a_max - c.a_min) / 2
+    after = ControllerState(a=c.a_min + widest, n=1)
+    d, state = guard.apply(
+        decision(c.a_min, c.a_min + widest), ControllerState(a=c.a_min), after, OBS,
+        GuardSettings(),
+    )  # fmt: skip
+    assert (d.new_a, state.a) == (c.a_min + widest, c.a_min + widest)
+    assert "clipped" not in d.reason
 
 
 def test_hold_off_keeps_a_and_n_but_remembers_p_and_r() -> None:

@@ -7,23 +7,31 @@ from pathlib import Path
 
 import pytest
 
-from amtuner.config import ControllerSettings
+from amtuner.bench.common import DEFAULT_A
+from amtuner.config import ControllerSettings, GuardSettings
 from amtuner.model import SchedulerKind
-from amtuner.sim.control import ControlledRun, allocation_poll_phase
+from amtuner.sim.control import UNGUARDED, ControlledRun, allocation_poll_phase
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.workload import load_workload
 from tests.sim.conftest import fair_reloads
 
 
 def simulate(
-    kind: SchedulerKind, a0: float, workdir: Path | None, period: float = 15.0, seed: int = 0
+    kind: SchedulerKind,
+    a0: float,
+    workdir: Path | None,
+    period: float = 15.0,
+    seed: int = 0,
+    *,
+    policy: str = "paper",
+    guard: GuardSettings = UNGUARDED,
+    group: str = "mixed",
 ):
-    workload = load_workload("paper:mixed")
+    workload = load_workload(f"paper:{group}")
     config = default_scheduler_config(kind, workload.queues, a0)
     sim = build_simulation(kind, workload, config, seed=seed)
-    run = ControlledRun(
-        sim, workdir, controller=ControllerSettings(period_seconds=period)
-    ) if workdir else None
+    controller = ControllerSettings(policy=policy, period_seconds=period)  # type: ignore[arg-type]
+    run = ControlledRun(sim, workdir, controller=controller, guard=guard) if workdir else None
     return sim.run(20_000), run
 
 
@@ -40,6 +48,30 @@ def test_the_controller_moves_a_and_beats_a_too_low_fixed_value(
     assert controlled.makespan_s < 0.6 * fixed.makespan_s
     written = (tmp_path / f"{kind}-scheduler.xml").read_bytes()
     assert sim_value(written) == pytest.approx(run.states[""].a)
+
+
+@pytest.mark.parametrize("policy", ["paper", "adaptive"])
+@pytest.mark.parametrize("kind", list(SchedulerKind))
+@pytest.mark.parametrize("group", ["grep", "terasort", "wordcount", "mixed"])
+def test_amtuner_runs_default_guard_lets_the_policies_run_as_benchmarked(
+    tmp_path: Path, policy: str, kind: SchedulerKind, group: str
+) -> None:
+    """The benchmarks run each policy with no guard; `amtuner run` puts its default guard
+    around it at its default period. The same A at the same times, so the benchmarks are what an
+    operator gets: on a CapacityScheduler, whose 0.1 is furthest from where the policies go, a
+    clip of 0.2 cut their first raise short."""
+    period = ControllerSettings().period_seconds
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "guarded").mkdir()
+    runs = [
+        simulate(kind, DEFAULT_A[kind], tmp_path / name, period, policy=policy, group=group,
+                 guard=guard)[0]
+        for name, guard in (("bare", UNGUARDED), ("guarded", GuardSettings()))
+    ]  # fmt: skip
+    bare, guarded = runs
+    assert len(bare.a_trace) > 1 and bare.finished
+    assert guarded.a_trace == bare.a_trace
+    assert guarded.makespan_s == bare.makespan_s
 
 
 def sim_value(data: bytes) -> float:
