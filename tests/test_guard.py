@@ -50,11 +50,11 @@ def test_the_default_clip_passes_the_widest_step_a_policy_takes() -> None:
 
 
 def test_hold_off_keeps_a_and_n_but_remembers_p_and_r() -> None:
-    before = guard.mark_changed(ControllerState(a=0.3, n=4, prev_pending=2), 990.0)
+    before = guard.mark_changed(ControllerState(a=0.3, n=4, prev_pending=2), 995.0)
     after = ControllerState(a=0.4, n=5, prev_pending=5, prev_running=3, extra=before.extra)
     d, state = guard.apply(decision(0.3, 0.4), before, after, OBS, GuardSettings())
     assert d.rule is Rule.HOLD and d.new_a == 0.3
-    assert "hold-off: last change 10 s ago < 25 s" in d.reason
+    assert "hold-off: last change 5 s ago < 10 s" in d.reason
     assert (state.a, state.n, state.prev_pending, state.prev_running) == (0.3, 4, 5, 3)
 
 

@@ -20,9 +20,8 @@ from amtuner.model import SchedulerKind
 from amtuner.sim.spec import DEFAULT_HEARTBEATS, HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
 
 GUARD_NOTE = "guard off: controllers move A as their policy says (the paper's loop as published)"
-"""Printed under every controller table: `amtuner run`'s default guard clips no move either
-policy makes by design, but its 25 s hold-off, meant for its 30 s period, would hold every other
-move at the benchmarks' 15 s, so its absence is part of the result."""
+"""Printed under every controller table. `amtuner run`'s default guard, at its default period
+(the benchmarks' 15 s), holds and clips none of these moves; a tighter one would."""
 
 
 def _plot_file(text: str) -> Path:
