@@ -70,6 +70,17 @@ def test_an_a_min_that_cannot_hold_one_am_is_a_risk(tmp_path: Path, canned_rm) -
     assert "less than one AM (2048 MB): no job could start" in out
 
 
+def test_a_guard_tighter_than_the_policies_is_a_risk(tmp_path: Path, canned_rm) -> None:
+    code, out = check(
+        tmp_path, canned_rm(healthy), SAFE, refresh={"method": "none"},
+        controller={"a_min": 0.1, "period_seconds": 15},
+        guard={"max_change_per_cycle": 0.2, "hold_off_seconds": 25},
+    )  # fmt: skip
+    assert code == 1, out
+    assert "guard.hold_off_seconds 25 is not under controller.period_seconds 15" in out
+    assert "guard.max_change_per_cycle 0.2 is under the widest step the policies take, 0.425" in out
+
+
 def test_unreachable_rm_and_bad_config(tmp_path: Path) -> None:
     code, out = check(tmp_path, "http://127.0.0.1:9", SAFE)
     assert code == 3 and "UNREACHABLE (rm-unreachable)" in out
