@@ -69,7 +69,7 @@ def _guard_risks(cfg: Config) -> list[str]:
             f"controller.period_seconds {ctl.period_seconds:g}: the cycle after each change "
             "cannot act, so every other change waits a period"
         )
-    widest = (ctl.a_max - ctl.a_min) / 2
+    widest = ctl.widest_step
     if guard.max_change_per_cycle < widest:
         risks.append(
             f"guard.max_change_per_cycle {guard.max_change_per_cycle:g} is under the widest step "

@@ -36,10 +36,8 @@ def test_a_large_move_is_clipped_and_says_so() -> None:
 
 
 def test_the_default_clip_passes_the_widest_step_a_policy_takes() -> None:
-    """Half the way from one bound to the other: the paper's first alpha/2^n from A_min, and
-    `adaptive`'s start-up 1 - T2 from there."""
     c = ControllerSettings()
-    widest = (c.a_max - c.a_min) / 2
+    widest = c.widest_step
     after = ControllerState(a=c.a_min + widest, n=1)
     d, state = guard.apply(
         decision(c.a_min, c.a_min + widest), ControllerState(a=c.a_min), after, OBS,

@@ -130,6 +130,13 @@ class ControllerSettings:
     unit_mb: int = 1024
     """The paper's Unit: one container's memory, for its estimate M_AMs = R x Unit x 2."""
 
+    @property
+    def widest_step(self) -> float:
+        """The widest move either policy makes by design: half the way from one bound to the
+        other (the paper's first alpha/2^n from a bound; `adaptive`'s start-up 1 - T2 from a_min
+        with the default T2)."""
+        return (self.a_max - self.a_min) / 2
+
 
 @dataclass(frozen=True, slots=True)
 class GuardSettings:
@@ -137,10 +144,9 @@ class GuardSettings:
 
     max_change_per_cycle: float = 0.5
     """Largest |new A - old A| applied in one cycle; larger decisions are clipped. The default
-    is just over the widest step either policy takes by design, half the way to a bound from the
-    other ((a_max - a_min) / 2, 0.45 with the defaults: the paper's first alpha/2^n, and
-    `adaptive`'s start-up 1 - T2 from a CapacityScheduler's 0.1), so it stops what no policy
-    means and lets the policies run as benchmarked. With 0.2 the first raise from 0.1 was cut
+    is just over `ControllerSettings.widest_step` (0.45 with the defaults; `adaptive`'s start-up
+    from a CapacityScheduler's 0.1 is 0.4), so it stops what no policy means and lets the
+    policies run as benchmarked. With 0.2 the first raise from 0.1 was cut
     short, and the paper's groups on a CapacityScheduler took 1.24-1.31 times the best fixed
     value's makespan under the paper's loop, 1.10-1.12 under `adaptive` (docs/results.md)."""
     hold_off_seconds: float = 10.0

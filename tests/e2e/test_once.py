@@ -43,9 +43,12 @@ def leaf_record(url: str, queue: str) -> dict[str, Any]:
 
 
 def am_limit_mb(url: str, queue: str) -> int:
+    return limit_of(leaf_record(url, queue))
+
+
+def limit_of(leaf: dict[str, Any]) -> int:
     """CS ``AMResourceLimit`` or FS ``amMaxResources``, in MB."""
-    q = leaf_record(url, queue)
-    return int((q.get("amMaxResources") or q["AMResourceLimit"])["memory"])
+    return int((leaf.get("amMaxResources") or leaf["AMResourceLimit"])["memory"])
 
 
 def seed_file(path: Path, scheduler: str) -> bytes:
@@ -100,11 +103,12 @@ def test_once_live_changes_one_line_per_target_and_the_rm_follows(
             up = float(moved[0][2]) > float(moved[0][1])
             deadline = time.monotonic() + 15
             while time.monotonic() < deadline:
-                limit = am_limit_mb(url, "root.default")
+                leaf = leaf_record(url, "root.default")
+                limit = limit_of(leaf)
                 if (limit > limit_before) if up else (limit < limit_before):
                     followed += 1
                     break
-                if scheduler == "fair" and not leaf_record(url, "root.default")["numPendingApps"]:
+                if scheduler == "fair" and not leaf["numPendingApps"]:
                     # A FairScheduler records the limit only as it checks an app's AM
                     # (FSLeafQueue.canRunAppAM): with none waiting it shows the last one.
                     break

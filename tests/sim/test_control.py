@@ -31,7 +31,10 @@ def simulate(
     config = default_scheduler_config(kind, workload.queues, a0)
     sim = build_simulation(kind, workload, config, seed=seed)
     controller = ControllerSettings(policy=policy, period_seconds=period)  # type: ignore[arg-type]
-    run = ControlledRun(sim, workdir, controller=controller, guard=guard) if workdir else None
+    run = None
+    if workdir:
+        workdir.mkdir(exist_ok=True)
+        run = ControlledRun(sim, workdir, controller=controller, guard=guard)
     return sim.run(20_000), run
 
 
@@ -61,14 +64,11 @@ def test_amtuner_runs_default_guard_lets_the_policies_run_as_benchmarked(
     operator gets: on a CapacityScheduler, whose 0.1 is furthest from where the policies go, a
     clip of 0.2 cut their first raise short."""
     period = ControllerSettings().period_seconds
-    (tmp_path / "bare").mkdir()
-    (tmp_path / "guarded").mkdir()
-    runs = [
+    bare, guarded = (
         simulate(kind, DEFAULT_A[kind], tmp_path / name, period, policy=policy, group=group,
                  guard=guard)[0]
         for name, guard in (("bare", UNGUARDED), ("guarded", GuardSettings()))
-    ]  # fmt: skip
-    bare, guarded = runs
+    )  # fmt: skip
     assert len(bare.a_trace) > 1 and bare.finished
     assert guarded.a_trace == bare.a_trace
     assert guarded.makespan_s == bare.makespan_s
