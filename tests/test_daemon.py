@@ -475,6 +475,16 @@ def test_timeouts_longer_than_the_period_are_warned(
     assert "can make a cycle overrun" in caplog.text
 
 
+def test_the_default_and_example_timeouts_fit_the_default_period(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A first start with the defaults (or the example) must not warn about itself."""
+    example = load_config(Path(__file__).resolve().parents[1] / "config.example.yaml")
+    assert example.controller.period_seconds == Config().controller.period_seconds == 15
+    assert check_timeouts(Config()) and check_timeouts(example)
+    assert "overrun" not in caplog.text
+
+
 def test_journal_lines_carry_a_priority_on_every_line_and_no_time(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:

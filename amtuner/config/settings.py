@@ -81,8 +81,10 @@ class RMSettings:
     """Web UI bases for the fallback (``/cluster`` follows) where ``urls`` name a gateway's
     REST path (Knox's YARNUI service: ``https://knox:8443/gateway/default/yarn``); empty = the
     RMs of ``urls`` themselves."""
-    connect_timeout_seconds: float = 3.0
-    read_timeout_seconds: float = 5.0
+    connect_timeout_seconds: float = 2.0
+    read_timeout_seconds: float = 4.0
+    """With the refresh's timeout, what a cycle may wait: the defaults' 2 + 4 + 8 s fit the
+    default 15 s period, so `amtuner run` does not warn about its own defaults."""
     verify: bool | str = True
     """TLS: True, or the path of the cluster's CA bundle."""
     insecure_skip_verify: bool = False
@@ -110,7 +112,8 @@ class RefreshSettings:
     method: RefreshMethod = "command"
     command: tuple[str, ...] = ("yarn", "rmadmin", "-refreshQueues")
     """Run without a shell; the first word is looked up on PATH."""
-    timeout_seconds: float = 15.0
+    timeout_seconds: float = 8.0
+    """`yarn rmadmin` is a JVM: a few seconds to start. Longer ones need a longer period."""
 
 
 @dataclass(frozen=True, slots=True)
