@@ -3,8 +3,10 @@
 Three ways, as the operator configures (``refresh.method``):
 
 * ``command``: ``yarn rmadmin -refreshQueues`` (RMAdminCLI finds the active RM of an HA pair
-  itself), run without a shell and with a timeout. With FairScheduler it reloads the allocation
-  file at once instead of within 5-15 s (but the RM only logs a bad file, never fails the call).
+  itself), run without a shell, in a process group of its own that is killed whole at the
+  timeout, its output bounded (`amtuner.executor.command`). With FairScheduler it reloads the
+  allocation file at once instead of within 5-15 s (but the RM only logs a bad file, never
+  fails the call).
 * ``rest``: PUT /ws/v1/cluster/scheduler-conf, for a CapacityScheduler with a mutable
   configuration store, where ``-refreshQueues`` is refused. The RM refreshes the queues itself.
 * ``none``: FairScheduler polls the allocation file and reloads it 5-15 s after the write.
@@ -13,8 +15,7 @@ Three ways, as the operator configures (``refresh.method``):
 from __future__ import annotations
 
 import shlex
-import subprocess
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 from xml.sax.saxutils import escape
@@ -22,6 +23,7 @@ from xml.sax.saxutils import escape
 import requests
 
 from amtuner.config import RefreshSettings
+from amtuner.executor.command import run_bounded
 from amtuner.executor.errors import ExecutorError, RefreshError
 from amtuner.executor.files import restore, write_atomically
 from amtuner.executor.xmledit import (
@@ -67,54 +69,36 @@ class Refresher(Protocol):
 
 
 class CommandRefresher:
-    def __init__(
-        self,
-        argv: Sequence[str],
-        timeout_s: float,
-        run: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run,
-    ) -> None:
+    """``yarn rmadmin -refreshQueues`` or the operator's own command: run in a process group of
+    its own, killed whole at its timeout, its output bounded (`amtuner.executor.command`)."""
+
+    def __init__(self, argv: Sequence[str], timeout_s: float) -> None:
         if not argv:
             raise ExecutorError("refresh.command is empty")
         self.argv = list(argv)
         self.timeout_s = timeout_s
-        self._run = run
 
     def describe(self) -> str:
         return shlex.join(self.argv)
 
     def refresh(self, edit: Edit) -> None:
         try:
-            proc = self._run(
-                self.argv,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-                timeout=self.timeout_s,
-                check=False,
-            )
+            done = run_bounded(self.argv, self.timeout_s)
         except FileNotFoundError:
             raise RefreshError(
                 f"refresh command not found: {self.argv[0]} (is it on PATH?)"
             ) from None
         except PermissionError:
             raise RefreshError(f"refresh command not executable: {self.argv[0]}") from None
-        except subprocess.TimeoutExpired as e:
-            output = _decode(e.stderr) or _decode(e.output)
+        output = done.output.decode("utf-8", "replace")
+        said = f": {_tail(output)}" if output.strip() else ""
+        if done.returncode is None:
             raise RefreshError(
-                f"`{self.describe()}` did not finish within {self.timeout_s:g} s"
-                + (f": {_tail(output)}" if output.strip() else "")
-            ) from None
-        if proc.returncode != 0:
-            output = _decode(proc.stderr) or _decode(proc.stdout)
-            raise RefreshError(
-                f"`{self.describe()}` exited with status {proc.returncode}"
-                + (f": {_tail(output)}" if output.strip() else "")
+                f"`{self.describe()}` did not finish within {self.timeout_s:g} s (its process "
+                f"group was killed){said}"
             )
-
-
-def _decode(data: bytes | str | None) -> str:
-    if data is None:
-        return ""
-    return data if isinstance(data, str) else data.decode("utf-8", "replace")
+        if done.returncode != 0:
+            raise RefreshError(f"`{self.describe()}` exited with status {done.returncode}{said}")
 
 
 def sched_conf_xml(targets: Mapping[str, tuple[float | None, float | None]]) -> bytes:
@@ -227,10 +211,9 @@ def make_refresher(
     settings: RefreshSettings,
     rm_urls: Sequence[str],
     session: requests.Session | None = None,
-    run: Callable[..., subprocess.CompletedProcess[bytes]] = subprocess.run,
 ) -> Refresher:
     if settings.method == "command":
-        return CommandRefresher(settings.command, settings.timeout_seconds, run)
+        return CommandRefresher(settings.command, settings.timeout_seconds)
     if settings.method == "rest":
         return RestRefresher(rm_urls, session or requests.Session(), settings.timeout_seconds)
     if settings.method == "none":

@@ -6,6 +6,7 @@ import shlex
 import socket
 import sys
 import threading
+import time
 import xml.etree.ElementTree as ET
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -26,6 +27,7 @@ from amtuner.executor import (
     apply_edit,
     make_refresher,
 )
+from amtuner.executor.command import KEEP_BYTES, run_bounded
 from amtuner.executor.refresh import sched_conf_xml
 from amtuner.model import ControllerState, Observation, SchedulerKind
 
@@ -71,6 +73,71 @@ def test_command_missing_binary_and_timeout(tmp_path: Path) -> None:
     slow = CommandRefresher(py("import time; time.sleep(30)"), 0.3)
     with pytest.raises(RefreshError, match=r"did not finish within 0.3 s"):
         slow.refresh(Edit(Path("x"), b"", b"", "", False, {}))
+
+
+GRANDCHILD = """
+import os, subprocess, sys, time
+pidfile = sys.argv[1]
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+open(pidfile, "w").write(str(child.pid))
+time.sleep(60)
+"""
+
+
+def gone(pid: int) -> bool:
+    """Whether ``pid`` is dead (a zombie left for init to reap counts as dead)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
+def test_a_refresh_that_times_out_is_killed_with_everything_it_started(tmp_path: Path) -> None:
+    """`yarn` is a script that starts a JVM: killing the script alone would leave the JVM to
+    reload the RM after the restore. The whole process group goes at the timeout."""
+    pidfile = tmp_path / "grandchild"
+    script = tmp_path / "refresh.py"
+    script.write_text(GRANDCHILD)
+    slow = CommandRefresher([sys.executable, str(script), str(pidfile)], 1.5)
+    with pytest.raises(RefreshError, match=r"did not finish within 1.5 s \(its process group"):
+        slow.refresh(Edit(Path("x"), b"", b"", "", False, {}))
+    grandchild = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while not gone(grandchild):
+        assert time.monotonic() < deadline, f"grandchild {grandchild} outlived the timeout"
+        time.sleep(0.05)
+
+
+def test_a_command_that_exits_leaves_no_helper_behind(tmp_path: Path) -> None:
+    """A helper the command started and left holding its output pipe neither keeps the refresh
+    waiting until the timeout nor runs on after it."""
+    pidfile = tmp_path / "helper"
+    code = (
+        "import subprocess, sys; p = subprocess.Popen([sys.executable, '-c', "
+        f"'import time; time.sleep(60)']); open({str(pidfile)!r}, 'w').write(str(p.pid))"
+    )
+    CommandRefresher(py(code), 30).refresh(Edit(Path("x"), b"", b"", "", False, {}))
+    helper = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while not gone(helper):
+        assert time.monotonic() < deadline, f"helper {helper} outlived the refresh"
+        time.sleep(0.05)
+
+
+def test_a_chatty_command_s_output_is_bounded() -> None:
+    """200 MB on stdout and stderr: only the tail is kept and quoted."""
+    code = (
+        "import os, sys\n"
+        "for _ in range(1600): os.write(1, b'o' * 65536); os.write(2, b'e' * 65536)\n"
+        "sys.stderr.write('the last line'); sys.exit(3)"
+    )
+    done = run_bounded(py(code), 60)
+    assert done.returncode == 3
+    assert len(done.output) == KEEP_BYTES and done.output.endswith(b"the last line")
+    assert done.dropped == 1600 * 2 * 65536 + len("the last line") - KEEP_BYTES
+    with pytest.raises(RefreshError, match=r"exited with status 3: …e+the last line$"):
+        CommandRefresher(py(code), 60).refresh(Edit(Path("x"), b"", b"", "", False, {}))
 
 
 def test_apply_edit_refreshes_after_the_write(tmp_path: Path) -> None:
