@@ -40,7 +40,13 @@ rate() over it has a series before the first skip."""
 
 
 class Metrics:
+    """The gauges of the RM's figures and the last success are made with ``registry=None`` and
+    registered at their first value (`_set`): before the RM was first read a 0 would be a
+    reading (no app waiting, a success in 1970), where Prometheus should see no series."""
+
     def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+        self._shown: set[Gauge] = set()
         self.am_share = Gauge(
             "amtuner_am_share_ratio",
             "AM share A per target as the controller holds it after the last cycle "
@@ -49,20 +55,20 @@ class Metrics:
             registry=registry,
         )
         self.pending = Gauge(
-            "amtuner_pending_apps", "P: apps waiting in the last observation", registry=registry
+            "amtuner_pending_apps", "P: apps waiting in the last observation", registry=None
         )
         self.running = Gauge(
-            "amtuner_running_apps", "R: apps running in the last observation", registry=registry
+            "amtuner_running_apps", "R: apps running in the last observation", registry=None
         )
         self.memory_used = Gauge(
             "amtuner_memory_used_ratio",
             "M_used/M_total in the last observation",
-            registry=registry,
+            registry=None,
         )
         self.task_memory = Gauge(
             "amtuner_task_memory_ratio",
             "M_tasks/M_total with the paper's estimate M_tasks = M_used - R x unit x 2",
-            registry=registry,
+            registry=None,
         )
         self.rule = Enum(
             "amtuner_last_decision_rule",
@@ -119,7 +125,7 @@ class Metrics:
         self.last_success = Gauge(
             "amtuner_last_success_timestamp_seconds",
             "When the last cycle without an error ended (seconds since the epoch)",
-            registry=registry,
+            registry=None,
         )
         self.dry_run = Gauge("amtuner_dry_run", "1 when running in dry-run", registry=registry)
         self.paused = Gauge(
@@ -151,10 +157,10 @@ class Metrics:
         self.paused.set(report.paused)
         obs = report.observation
         if obs is not None:
-            self.pending.set(obs.pending_apps)
-            self.running.set(obs.running_apps)
-            self.memory_used.set(obs.memory_ratio)
-            self.task_memory.set(task_memory_ratio(obs, unit_mb))
+            self._set(self.pending, obs.pending_apps)
+            self._set(self.running, obs.running_apps)
+            self._set(self.memory_used, obs.memory_ratio)
+            self._set(self.task_memory, task_memory_ratio(obs, unit_mb))
         for d in report.decisions:
             self.rule.labels(target_label(d.target)).state(str(d.rule))
             self.case.labels(target_label(d.target)).state(d.label)
@@ -163,13 +169,19 @@ class Metrics:
         self.observe_states(states)
         if report.error is None:
             self.cycles.labels("applied" if report.applied else "ok").inc()
-            self.last_success.set(ended)
+            self._set(self.last_success, ended)
             return
         self.cycles.labels("error").inc()
         if obs is None:
             self.observation_errors.labels(report.error).inc()
         if report.error == "refresh-failed":
             self.refresh_failures.inc()
+
+    def _set(self, gauge: Gauge, value: float) -> None:
+        if gauge not in self._shown:
+            self._registry.register(gauge)
+            self._shown.add(gauge)
+        gauge.set(value)
 
     def observe_crash(self, duration_s: float) -> None:
         """A cycle that raised: a bug, but the daemon goes on."""

@@ -141,3 +141,40 @@ def test_every_skip_reason_is_exported_before_the_first_skip(reg: CollectorRegis
     for reason in ("missed", "overlap", "locked"):
         value = reg.get_sample_value("amtuner_cycles_skipped_total", {"reason": reason})
         assert value == 0.0, reason
+
+
+READINGS = (
+    "amtuner_pending_apps",
+    "amtuner_running_apps",
+    "amtuner_memory_used_ratio",
+    "amtuner_task_memory_ratio",
+    "amtuner_last_success_timestamp_seconds",
+)
+"""Figures read from the RM, and the time of the last success: a 0 before any would be a
+reading (nothing waits, a success in 1970)."""
+
+
+def test_readings_are_absent_until_the_rm_was_first_read(reg: CollectorRegistry) -> None:
+    m = Metrics(reg)
+    server = MetricsServer("127.0.0.1", 0, reg)
+    url = f"http://127.0.0.1:{server.port}/metrics"
+
+    def scraped() -> set[str]:
+        body = requests.get(url, timeout=5).text
+        return {s.name for f in text_string_to_metric_families(body) for s in f.samples}
+
+    try:
+        assert not scraped() & set(READINGS)
+        unreachable = CycleReport(
+            started=0, duration_s=3.0, observation=None, error="rm-unreachable"
+        )
+        m.observe_cycle(unreachable, {}, unit_mb=1024, ended=60.0)
+        names = scraped()
+        assert not names & set(READINGS), names
+        assert "amtuner_cycles_total" in names
+        m.observe_cycle(APPLIED, STATES, unit_mb=1024, ended=61.0)
+        assert set(READINGS) <= scraped()
+        m.observe_cycle(APPLIED, STATES, unit_mb=1024, ended=62.0)  # registered once
+        assert reg.get_sample_value("amtuner_last_success_timestamp_seconds") == 62.0
+    finally:
+        server.close()
