@@ -10,16 +10,39 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from amtuner import __version__, commands, demo, status
 from amtuner.bench import cli as bench_cli
+from amtuner.exitcodes import ExitCode
 from amtuner.sim import cli as sim_cli
 from amtuner.sim import serve
 
 COMMANDS = (commands, status, demo, sim_cli, serve, bench_cli)
 """Modules whose ``register`` adds subcommands, in the order `--help` lists them."""
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+
+
+def _add_log_level(parser: argparse.ArgumentParser, default: str) -> None:
+    parser.add_argument(
+        "--log-level", default=default, choices=LOG_LEVELS, type=str.upper,
+        help="log verbosity (default: INFO)",
+    )  # fmt: skip
+
+
+def subcommands(
+    parser: argparse.ArgumentParser, path: str = "amtuner"
+) -> Iterator[tuple[str, argparse.ArgumentParser]]:
+    """Every parser under ``parser`` with its command line (`bench` has subcommands)."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, sub in action.choices.items():
+                yield f"{path} {name}", sub
+                yield from subcommands(sub, f"{path} {name}")
+
 
 def get_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
@@ -27,13 +50,14 @@ def get_parser() -> argparse.ArgumentParser:
         description="Keep a YARN cluster's ApplicationMaster share right while it runs.",
     )
     parser.add_argument("--version", action="version", version=f"amtuner {__version__}")
-    parser.add_argument(
-        "--log-level", default="INFO", choices=["DEBUG", "INFO", "WARNING", "ERROR"],
-        help="log verbosity (default: %(default)s)",
-    )
+    _add_log_level(parser, "INFO")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for module in COMMANDS:
         module.register(subparsers)
+    # Also after the subcommand (`amtuner run --log-level DEBUG`), as operators type it; left
+    # unset there unless given, so it does not undo one given before the subcommand.
+    for _, sub in subcommands(parser):
+        _add_log_level(sub, argparse.SUPPRESS)
     return parser
 
 
@@ -47,6 +71,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         native.ensure_built()
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()
     except KeyboardInterrupt:
-        return 130
+        return ExitCode.INTERRUPTED
+    except BrokenPipeError:
+        # The reader went away (`amtuner status | head -1`): what it did not read is nobody's,
+        # so no traceback. Python flushes stdout again at exit: point it at /dev/null first.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return ExitCode.BROKEN_PIPE
+    return code

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from amtuner import lock
-from amtuner.config import Config, ConfigError, load_config, refresh_mismatch
+from amtuner.config import DEFAULT_PATH, Config, ConfigError, load_config, refresh_mismatch
 from amtuner.exitcodes import ExitCode
 from amtuner.model import GLOBAL_TARGET, Observation, Rule
 
@@ -194,6 +194,13 @@ def cmd_check(args: argparse.Namespace) -> int:
     return ExitCode.FAILED if risks else ExitCode.OK
 
 
+def add_config_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--config", "-c", type=Path, default=DEFAULT_PATH,
+        help="YAML config file (default: %(default)s)",
+    )  # fmt: skip
+
+
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     once = subparsers.add_parser(
         "once",
@@ -202,7 +209,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=decision_names_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    once.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    add_config_option(once)
     once.add_argument(
         "--dry-run", action="store_true", help="print the diff and the refresh; write nothing"
     )
@@ -215,7 +222,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "file, the paths amtuner writes, the refresh command and the metrics port. Exit 0 only "
         "when nothing is at risk.",
     )
-    check.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    add_config_option(check)
     check.set_defaults(func=cmd_check)
 
     run = subparsers.add_parser(
@@ -233,7 +240,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=decision_names_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    add_config_option(run)
     run.add_argument("--dry-run", action="store_true", help="decide and log; write nothing")
     run.set_defaults(func=cmd_run)
 

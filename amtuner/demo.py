@@ -150,7 +150,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Start `amtuner sim`, then run one control cycle per period against it "
         "over HTTP, printing what each cycle saw and did.",
     )
-    p.add_argument("--scheduler", choices=["capacity", "fair"], default="capacity")
+    p.add_argument("--scheduler", choices=["capacity", "fair"], default="capacity",
+                   help="the simulated RM's scheduler (default: %(default)s)")
     p.add_argument("--workload", default="paper:mixed", help="default: %(default)s")
     p.add_argument("--policy", choices=get_args(PolicyName), default="paper",
                    help="the controller policy (default: %(default)s)")

@@ -30,6 +30,11 @@ class ExitCode(enum.IntEnum):
     LOCKED = 7
     """Another amtuner process was running a cycle on the same state file (`amtuner.lock`);
     nothing changed, and trying again later is safe."""
+    INTERRUPTED = 130
+    """Ctrl-C (SIGINT) outside `run`: the shells' 128 + the signal's number."""
+    BROKEN_PIPE = 141
+    """Whoever read the output closed it first (``| head``): 128 + SIGPIPE, as a shell
+    reports a command a closed pipe stopped."""
 
     @classmethod
     def for_error(cls, label: str | None) -> ExitCode:

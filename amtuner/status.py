@@ -8,12 +8,18 @@ running, from any shell that can read /var/lib/amtuner, and never touches the RM
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from amtuner.commands import decision_names, decision_names_help, target_name
+from amtuner.commands import (
+    add_config_option,
+    decision_names,
+    decision_names_help,
+    target_name,
+)
 from amtuner.config import ConfigError, load_config
 from amtuner.exitcodes import ExitCode
 
@@ -95,9 +101,38 @@ def cmd_status(args: argparse.Namespace) -> int:
         )
         return ExitCode.FAILED
     changes = audit.tail(cfg.audit_log, args.lines) if cfg.audit_log else []
+    if args.json:
+        json.dump(status_document(cfg.state_file, states, last, changes), sys.stdout, indent=2)
+        print()
+        return ExitCode.OK
     print(f"state file  {cfg.state_file}")
     print_status(states, last, changes, sys.stdout)
     return ExitCode.OK
+
+
+def status_document(
+    state_file: Path,
+    states: States,
+    last: Mapping[str, Any] | None,
+    changes: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """`status --json`: what the text shows, for a script or a monitoring probe; the keys are
+    the state file's and the audit log's own, targets by their names in the config ("" is the
+    scheduler-wide value)."""
+    return {
+        "state_file": str(state_file),
+        "last_cycle": None if last is None else dict(last),
+        "targets": {
+            target: {
+                "a": s.a,
+                "n": s.n,
+                "prev_pending": s.prev_pending,
+                "prev_running": s.prev_running,
+            }
+            for target, s in sorted(states.items())
+        },
+        "changes": changes,
+    }
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -109,9 +144,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         epilog=decision_names_help(),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--config", "-c", type=Path, required=True, help="YAML config file")
+    add_config_option(p)
     p.add_argument(
         "--lines", "-n", type=int, default=5, help="audit lines to show (default: %(default)s)"
+    )
+    p.add_argument(
+        "--json", action="store_true", help="print one JSON document instead of the text"
     )
     p.set_defaults(func=cmd_status)
 

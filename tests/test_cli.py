@@ -2,26 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from amtuner.cli import get_parser
+from amtuner.cli import get_parser, subcommands
+from amtuner.config import DEFAULT_PATH
 from amtuner.exitcodes import ExitCode
-
-
-def subcommands(
-    parser: argparse.ArgumentParser, path: str = "amtuner"
-) -> Iterator[tuple[str, argparse.ArgumentParser]]:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            for name, sub in action.choices.items():
-                yield f"{path} {name}", sub
-                yield from subcommands(sub, f"{path} {name}")
 
 
 def test_every_subcommand_has_a_description() -> None:
@@ -81,3 +70,45 @@ def test_once_help_explains_every_rule_and_case(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     for name in [*Rule, *Case]:
         assert f"  {name.value} " in out and name.meaning in out, name
+
+
+def test_every_option_has_help() -> None:
+    parsers = [("amtuner", get_parser()), *subcommands(get_parser())]
+    missing = [
+        f"{name} {action.option_strings[0]}"
+        for name, parser in parsers
+        for action in parser._actions
+        if action.option_strings and not (action.help or "").strip()
+    ]
+    assert not missing, missing
+
+
+def amtuner(*argv: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "amtuner", *argv], capture_output=True, text=True, timeout=60,
+        **kw,  # type: ignore[call-overload]
+    )  # fmt: skip
+
+
+def test_log_level_is_taken_before_or_after_the_subcommand(tmp_path: Path) -> None:
+    """Operators type it after the subcommand too; given only before, the subcommand does not
+    reset it to the default."""
+    for argv in (["--log-level", "DEBUG", "check"], ["check", "--log-level", "debug"]):
+        args = get_parser().parse_args(argv)
+        assert args.log_level == "DEBUG", argv
+    assert get_parser().parse_args(["check"]).log_level == "INFO"
+    proc = amtuner("status", "--config", str(tmp_path / "none.yaml"), "--log-level", "ERROR")
+    assert proc.returncode == ExitCode.CONFIG, proc.stderr
+    assert "unrecognized arguments" not in proc.stderr
+
+
+def test_the_config_defaults_to_where_the_deploy_guide_puts_it() -> None:
+    root = Path(__file__).resolve().parents[1]
+    unit = (root / "deploy" / "amtuner.service").read_text()
+    assert f"ExecStart=/usr/local/bin/amtuner run --config {DEFAULT_PATH}\n" in unit
+    for command in ("once", "check", "run", "status"):
+        assert get_parser().parse_args([command]).config == DEFAULT_PATH, command
+    if not DEFAULT_PATH.exists():
+        proc = amtuner("check")
+        assert proc.returncode == ExitCode.CONFIG
+        assert f"{DEFAULT_PATH}: cannot read the config file" in proc.stdout

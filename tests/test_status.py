@@ -104,7 +104,7 @@ def test_status_shows_the_last_cycle_state_and_audit_lines(
     for i in range(4):
         report = replace(REPORT, started=REPORT.started + 30 * i)
         audit.record(config.parent / "audit.jsonl", report, STATES, unit_mb=1024)
-    assert cmd_status(argparse.Namespace(config=config, lines=3)) == 0
+    assert cmd_status(argparse.Namespace(config=config, lines=3, json=False)) == 0
     out = capsys.readouterr().out
     assert "last cycle  2023-11-14T22:13:20Z applied: wrote /etc/hadoop" in out
     assert "observed    P=9 R=2 memory 4096/16384 MB (0.25)" in out
@@ -132,7 +132,7 @@ def test_status_of_a_failed_cycle_names_the_error(
         message="no RM answered",
     )
     save_states(config.parent / "state.json", STATES, summarize(failed, STATES))
-    assert cmd_status(argparse.Namespace(config=config, lines=5)) == 0
+    assert cmd_status(argparse.Namespace(config=config, lines=5, json=False)) == 0
     out = capsys.readouterr().out
     assert "error rm-unreachable: no RM answered" in out
     assert "observed" not in out
@@ -151,7 +151,7 @@ def test_no_state_yet_is_a_clear_error(config: Path) -> None:
 
 def test_a_corrupt_state_file_is_reported(config: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (config.parent / "state.json").write_text("{")
-    assert cmd_status(argparse.Namespace(config=config, lines=5)) == 2
+    assert cmd_status(argparse.Namespace(config=config, lines=5, json=False)) == 2
     assert "move it aside" in capsys.readouterr().err
 
 
@@ -176,10 +176,49 @@ def test_status_names_labelled_partitions_as_not_tuned(
     obs = replace(REPORT.observation, labelled_partitions=("gpu", "ssd"))
     labelled = replace(REPORT, observation=obs)
     save_states(config.parent / "state.json", STATES, summarize(labelled, STATES))
-    assert cmd_status(argparse.Namespace(config=config, lines=0)) == 0
+    assert cmd_status(argparse.Namespace(config=config, lines=0, json=False)) == 0
     out = capsys.readouterr().out
     assert "partitions  labelled partitions gpu, ssd exist and are not tuned" in out
     # Without labels, no such line.
     save_states(config.parent / "state.json", STATES, summarize(REPORT, STATES))
-    assert cmd_status(argparse.Namespace(config=config, lines=0)) == 0
+    assert cmd_status(argparse.Namespace(config=config, lines=0, json=False)) == 0
     assert "partitions" not in capsys.readouterr().out
+
+
+def amtuner_status(config: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "amtuner", "status", "--config", str(config), *extra],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_status_json_is_what_the_text_shows(config: Path) -> None:
+    save_states(config.parent / "state.json", STATES, summarize(REPORT, STATES))
+    audit.record(config.parent / "audit.jsonl", REPORT, STATES, unit_mb=1024)
+    proc = amtuner_status(config, "--json")
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["state_file"] == str(config.parent / "state.json")
+    assert doc["targets"] == {"": {"a": 0.3, "n": 4, "prev_pending": 9, "prev_running": 2}}
+    assert doc["last_cycle"]["result"] == "applied"
+    assert doc["last_cycle"]["decisions"][0]["new_a"] == 0.3
+    assert [c["new"] for c in doc["changes"]] == [0.3]
+
+
+def test_a_reader_that_closes_the_pipe_gets_no_traceback(config: Path) -> None:
+    """`amtuner status | head -1`: the rest of the output has no reader; a shell would report
+    the command as stopped by SIGPIPE (141), and nothing is printed on stderr."""
+    save_states(config.parent / "state.json", STATES, summarize(REPORT, STATES))
+    for i in range(1000):  # more than a pipe buffer (64 KiB): the writer meets the closed end
+        audit.record(config.parent / "audit.jsonl", replace(REPORT, started=i), STATES,
+                     unit_mb=1024)  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "amtuner", "status", "--config", str(config), "--lines", "1000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None and proc.stderr is not None
+    assert proc.stdout.readline().startswith(b"state file")
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == ExitCode.BROKEN_PIPE, err
+    assert err == ""

@@ -276,7 +276,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="The paper's experiment on the simulator: the default, every fixed value "
         "and the controller, per job group and scheduler, averaged over seeds.",
     )
-    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
+                   help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.add_argument("--plot", type=_plot_file, help="write a bar chart (PNG) here")
     p.add_argument("--workers", type=int, default=default_workers(),
@@ -303,7 +304,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         description="Workloads beyond the paper: larger clusters, phases, two queues, Poisson "
         "arrivals, real traces; the default, every fixed value and each controller.",
     )
-    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
+                   help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.add_argument("--plot", type=_plot_file, help="write a chart (PNG) here")
     p.add_argument("--workers", type=int, default=default_workers(),
@@ -332,7 +334,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
             "beside the same batch simulated on the same cluster shape."
         ),
     )
-    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
+                   help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--runs", type=_positive, default=REAL_RUNS,
                    help="real runs per row, compared by their mean (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
@@ -354,7 +357,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "file) against an in-process simulated RM and report resident memory growth.",
     )
     p.add_argument("--cycles", type=int, default=10_000, help="default: %(default)s")
-    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
+                   help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.set_defaults(func=cmd_soak)
 
@@ -367,7 +371,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--nodes", type=int, default=5000, help="default: %(default)s")
     p.add_argument("--apps", type=int, default=10_000, help="default: %(default)s")
     p.add_argument("--repeats", type=int, default=50, help="default: %(default)s")
-    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
+                   help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.set_defaults(func=cmd_cycle)
 
@@ -378,7 +383,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "in its own process: ns per event of the simulator and of a bare heapq loop in the same "
         "process, events, peak RSS, and a controlled run's wall time over the fixed run's.",
     )
-    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="capacity")
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="capacity",
+                   help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--day", metavar="SPEC",
                    help="the generated day (default: day:25000,8000000; day:300,6000 with "
                    "--quick); any workload spec works")

@@ -86,6 +86,10 @@ def _section(cls: type, checks: Mapping[str, Check]) -> Check:
     return check
 
 
+DEFAULT_PATH: Final = Path("/etc/amtuner/amtuner.yaml")
+"""Where the deploy guide installs the config and the unit's ExecStart reads it: the commands'
+``--config`` when none is given, so an operator on the host types less."""
+
 MAX_SECONDS: Final = 86400.0
 """Upper bound of every duration key (timeouts, period, hold-off). A day is longer than any of
 them needs; far larger numbers overflow the C time types underneath (a socket timeout, a

@@ -48,7 +48,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         description="Run a workload to completion on the simulated ResourceManager with one AM "
         "share policy and print the job completion figures.",
     )
-    p.add_argument("--scheduler", required=True, choices=[k.value for k in SchedulerKind])
+    p.add_argument("--scheduler", required=True, choices=[k.value for k in SchedulerKind],
+                   help="the simulated RM's scheduler")
     p.add_argument(
         "--workload",
         required=True,
@@ -70,7 +71,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         default=PERIOD_S,
         help="control period in simulated seconds for a controller policy (default: %(default)s)",
     )
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the workload's random draws (default: %(default)s)")
     p.add_argument(
         "--max-sim-seconds",
         type=float,

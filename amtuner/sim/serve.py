@@ -42,7 +42,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "the RM's REST API and web UI. A FairScheduler re-reads its allocation file when it "
         "changes; a CapacityScheduler reloads on `amtuner sim-admin refresh-queues`.",
     )
-    p.add_argument("--scheduler", required=True, choices=[k.value for k in SchedulerKind])
+    p.add_argument("--scheduler", required=True, choices=[k.value for k in SchedulerKind],
+                   help="the simulated RM's scheduler")
     p.add_argument(
         "--scheduler-config",
         type=Path,
@@ -62,9 +63,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="simulated seconds per wall-clock second (default: %(default)s)",
     )
     p.add_argument("--nodes", type=int, help="default: the workload's")
-    p.add_argument("--node-memory-mb", type=int)
-    p.add_argument("--node-vcores", type=int)
-    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--node-memory-mb", type=int, help="memory per node (default: the workload's)")
+    p.add_argument("--node-vcores", type=int, help="vcores per node (default: the workload's)")
+    p.add_argument("--seed", type=int, default=0,
+                   help="seed of the workload's random draws (default: %(default)s)")
     p.add_argument(
         "--web-ui-layout",
         type=int,
