@@ -143,10 +143,10 @@ def _once(cfg: Config, cycle: Cycle) -> int:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
-    from amtuner.executor import ExecutorError, make_refresher
-    from amtuner.executor.source import open_config
-    from amtuner.monitor import ObservationError, RMClient, make_session
-    from amtuner.risks import find_risks, untuned_partitions
+    """Every problem, not the first: what this host would trip on (paths, state, port, the
+    refresh command) is found whether or not the RM answers. The exit status is the first
+    blocking problem's (config 2, RM 3, file 4), else 1 for a risk."""
+    from amtuner.preflight import live_cycle_problems
 
     try:
         cfg = _load(args)
@@ -154,28 +154,53 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"config    INVALID: {exc}")
         return ExitCode.CONFIG
     print(f"config    ok: {args.config}")
+    problems = live_cycle_problems(cfg)
+    code, risks = _check_rm_and_file(cfg)
+    for problem in [*risks, *problems]:
+        print(f"risk      {problem}")
+    return code or (ExitCode.FAILED if risks or problems else ExitCode.OK)
+
+
+_RM_FAILURE = {
+    "rm-unreachable": "UNREACHABLE",
+    "timeout": "UNREACHABLE",
+    "standby": "NO ACTIVE RM",
+    "unknown-queue": "NO SUCH QUEUE",
+}
+"""How `check` heads an RM failure: what happened, not "unreachable" for every reason."""
+
+
+def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
+    """What the RM and the scheduler file say: the exit status of a blocking problem (OK if
+    none) and the risks found, each line printed as it is found."""
+    from amtuner.executor import ExecutorError, make_refresher
+    from amtuner.executor.source import open_config
+    from amtuner.monitor import ObservationError, RMClient, make_session
+    from amtuner.risks import find_risks, untuned_partitions
+
     try:
         session = make_session(cfg.rm)
     except ObservationError as exc:
         print(f"rm        UNUSABLE ({exc.reason}): {exc}")
-        return ExitCode.CONFIG
+        return ExitCode.CONFIG, []
     client = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
     targets = [t for t in cfg.scheduler.targets if t != GLOBAL_TARGET]
     try:
         obs = client.observe(targets)
     except ObservationError as exc:
-        print(f"rm        UNREACHABLE ({exc.reason}): {exc}")
-        return ExitCode.RM
+        print(f"rm        {_RM_FAILURE.get(exc.reason, 'UNUSABLE')} ({exc.reason}): {exc}")
+        return ExitCode.for_error(exc.reason), []
     print(f"rm        ok: {describe_observation(obs)}")
     if obs.labelled_partitions:
         print(f"partitions {untuned_partitions(obs.labelled_partitions)}")
+    code = ExitCode.OK
     if cfg.scheduler.kind not in ("auto", obs.scheduler):
         print(f"scheduler MISMATCH: config says {cfg.scheduler.kind}, RM runs {obs.scheduler}")
-        return ExitCode.FILE
+        code = ExitCode.for_error("scheduler-mismatch")
     unusable = refresh_mismatch(obs.scheduler, cfg.refresh.method)
     if unusable is not None:
         print(f"refresh   UNUSABLE: refresh.method: {unusable}")
-        return ExitCode.CONFIG
+        code = code or ExitCode.CONFIG
     refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
     try:
         _, sched_file = open_config(cfg.scheduler.config_file, obs.scheduler, refresher)
@@ -184,14 +209,12 @@ def cmd_check(args: argparse.Namespace) -> int:
         }
     except ExecutorError as exc:
         print(f"file      UNUSABLE: {exc}")
-        return ExitCode.FILE
+        return code or ExitCode.for_error(exc.label), []
     for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
     risks = find_risks(sched_file, obs, cfg)
-    for risk in risks:
-        print(f"risk      {risk}")
     print(f"refresh   {refresher.describe()}")
-    return ExitCode.FAILED if risks else ExitCode.OK
+    return code, risks
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:

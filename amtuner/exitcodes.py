@@ -46,14 +46,17 @@ _BY_ERROR: Mapping[str, ExitCode] = MappingProxyType(
     {
         "refresh-failed": ExitCode.REFRESH,
         "refresh-unusable": ExitCode.CONFIG,
+        "scheduler-mismatch": ExitCode.CONFIG,
+        "unknown-queue": ExitCode.CONFIG,
         "scheduler-file": ExitCode.FILE,
-        "scheduler-mismatch": ExitCode.FILE,
         "unsafe-xml": ExitCode.FILE,
         "concurrent-edit": ExitCode.FILE,
         "write-failed": ExitCode.FILE,
         "locked": ExitCode.LOCKED,
     }
 )
-"""Cycle error labels (`CycleReport.error`, the executor errors' ``label``) that are not the RM's
-fault; every other label is about reading the RM."""
+"""Cycle error labels (`CycleReport.error`, the executor errors' ``label``, the monitor's
+reasons) that are not the RM's fault; every other label is about reading the RM. A config that
+does not fit the RM it finds (another scheduler, a target queue it does not have) is the
+config's: as for an invalid one, a restart cannot fix it."""
 

@@ -5,9 +5,8 @@ hours: a FairScheduler `queueMaxAppsDefault` that silently caps the root queue t
 §2.2), a `maxAMShare` of -1 that turns the limit off (so writing a value turns it back on), and a
 range [a_min, a_max] whose low end cannot fit a single AM container (the message names the smallest
 a_min that fits one), apps in FairScheduler queues made for them (root.<user>) while only declared
-queues are tuned, and a guard tighter than the policies' own moves. `amtuner.preflight` adds what
-would stop the first live cycle on this host: paths it cannot write, a refresh command not on PATH,
-a metrics port in use, an RM URL naming the web UI.
+queues are tuned, and a guard tighter than the policies' own moves. What would stop the first
+live cycle on this host (paths, state, port, refresh command) is `amtuner.preflight`'s.
 """
 
 from __future__ import annotations
@@ -20,7 +19,6 @@ from amtuner.config import Config
 from amtuner.executor import SchedulerFile
 from amtuner.executor.xmledit import FS_QUEUE_TAGS
 from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
-from amtuner.preflight import live_cycle_problems
 
 
 def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list[str]:
@@ -54,7 +52,7 @@ def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list
                 f"{lowest:.0f} MB of {share} MB, less than one AM ({am_mb} MB): {consequence}; "
                 f"{_smallest_a_min(am_mb, share, cfg.controller.a_max)}"
             )
-    return risks + _guard_risks(cfg) + live_cycle_problems(cfg)
+    return risks + _guard_risks(cfg)
 
 
 def _guard_risks(cfg: Config) -> list[str]:

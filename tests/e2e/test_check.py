@@ -11,6 +11,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+import pytest
+
 from amtuner.sim.server import SimServer
 from amtuner.sim.simulation import build_simulation
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
@@ -320,3 +322,167 @@ def test_apps_in_queues_made_for_their_users_are_a_risk_when_only_default_is_tun
         code, out = check(tmp_path, server.url, USERS_FILE, refresh={"method": "none"},
                           scheduler=scheduler)  # fmt: skip
         assert "does not declare" not in out, out
+
+
+# Every problem at once, each named: an operator fixes them in one round, not one per run.
+
+
+def test_every_problem_is_reported_not_only_the_first(tmp_path: Path) -> None:
+    """An RM that does not answer, a refresh command not on PATH, a busy metrics port, a corrupt
+    state file and a FIFO where the audit log goes: five lines, exit 3 (the RM's), and the FIFO
+    is never opened (opening it would block check)."""
+    state = tmp_path / "state.json"
+    state.write_text("{not json")
+    fifo = tmp_path / "audit.log"
+    os.mkfifo(fifo)
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        code, out = check(
+            tmp_path, "http://127.0.0.1:9", SAFE, controller={"a_min": 0.1},
+            refresh={"method": "command", "command": ["amtuner-no-such-yarn"]},
+            metrics={"enabled": True, "address": "127.0.0.1", "port": port},
+            state_file=str(state), audit_log=str(fifo),
+        )  # fmt: skip
+    assert code == 3, out
+    assert "rm        UNREACHABLE (rm-unreachable)" in out
+    found = problems(out)
+    for expected in (
+        "refresh.command: 'amtuner-no-such-yarn' is not an executable file",
+        f"metrics: cannot listen on 127.0.0.1:{port}",
+        f"state_file: state file {state} is not valid",
+        f"audit_log: {fifo} is a FIFO, not a regular file",
+    ):
+        assert sum(expected in line for line in found) == 1, (expected, out)
+    assert len(found) == 4, out
+
+
+@pytest.mark.parametrize("kind", ["fifo", "corrupt", "directory"])
+def test_a_state_file_run_could_not_load_fails_check(
+    tmp_path: Path, canned_rm, kind: str
+) -> None:
+    state = tmp_path / "state.json"
+    if kind == "fifo":
+        os.mkfifo(state)
+    elif kind == "directory":
+        state.mkdir()
+    else:
+        state.write_bytes(b'{"version": 1, "targets": {"": {"a": 7, "n": 1}}}')
+    code, out = check(tmp_path, canned_rm(healthy), SAFE, **SOUND, state_file=str(state))
+    assert code == 1, out
+    (line,) = [p for p in problems(out) if "state_file" in p]
+    said = {
+        "fifo": f"{state} is a FIFO, not a regular file; amtuner does not open it: move it aside",
+        "directory": f"{state} is a directory, not a regular file",
+        "corrupt": "a is 7.0, not in [0, 1]",
+    }[kind]
+    assert said in line, out
+
+
+def test_a_config_that_does_not_fit_the_rm_exits_2_in_check_and_once(
+    tmp_path: Path, canned_rm
+) -> None:
+    """Another scheduler than the RM runs, or a target queue it does not have: the config's
+    fault, exit 2 (a restart cannot fix it), and said as what it is, not "unreachable"."""
+    from tests.e2e.test_once import seed_file
+
+    url = canned_rm(healthy)  # a FairScheduler with one leaf, root.default
+    sched = tmp_path / "fair-scheduler.xml"
+    for scheduler, said in (
+        ({"kind": "capacity", "config_file": str(sched)},
+         "scheduler MISMATCH: config says capacity, RM runs fair"),
+        ({"kind": "fair", "config_file": str(sched), "targets": ["root.nosuch"]},
+         "rm        NO SUCH QUEUE (unknown-queue): target queue 'root.nosuch'"),
+    ):  # fmt: skip
+        before = seed_file(sched, "fair")
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]}, scheduler=scheduler,
+            refresh={"method": "command", "command": ["true"]}, controller={"a_min": 0.1},
+        )  # fmt: skip
+        run = amtuner("check", "--config", str(cfg))
+        assert run.returncode == 2, run.stdout
+        assert said in run.stdout and "UNREACHABLE" not in run.stdout, run.stdout
+        run = amtuner("once", "--config", str(cfg))
+        assert run.returncode == 2, run.stdout + run.stderr
+        assert sched.read_bytes() == before
+
+
+def test_a_file_the_service_user_cannot_keep_the_owner_of_fails_check(tmp_path: Path) -> None:
+    """amtuner replaces the scheduler file with a new one and gives it the old one's owner:
+    a user without CAP_CHOWN can give it only its own uid. check says so, with the chown that
+    fixes it, and passes once the file is the service user's."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root to make a file another user owns")
+    conf = Path(tempfile.mkdtemp(prefix="amtuner-test-"))
+    try:
+        conf.chmod(0o755)
+        os.chown(conf, 65534, 65534)  # the directory is writable by the service user
+        sched = conf / "fair-scheduler.xml"
+        sched.write_bytes(SAFE)  # root's
+        doc = {
+            "rm": {"urls": ["http://127.0.0.1:1"]},
+            "scheduler": {"kind": "fair", "config_file": str(sched)},
+            "refresh": {"method": "none"},
+            "metrics": {"enabled": False},
+            "state_file": str(conf / "state.json"),
+            "backup_dir": str(conf / "backups"),
+        }
+
+        def as_service_user() -> str:
+            proc = subprocess.run(
+                [sys.executable, "-c", AS_SERVICE_USER, json.dumps(doc)],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            return proc.stdout
+
+        out = as_service_user()
+        assert f"scheduler.config_file: {sched} is owned by root:root, and uid 65534 cannot" in out
+        assert f"chown nobody:root {sched}" in out
+        os.chown(sched, 65534, 65534)
+        assert "scheduler.config_file" not in as_service_user()
+    finally:
+        shutil.rmtree(conf)
+
+
+FILL = """
+set -e
+mount -t tmpfs -o size=1m,nr_inodes=64 amtuner-test "$1"
+cp "$2" "$1/fair-scheduler.xml"
+dd if=/dev/zero of="$1/filler" bs=4k 2>/dev/null || true
+shift 2
+exec "$@"
+"""
+"""Inside a private mount namespace (`unshare --mount`): a 1 MiB tmpfs, filled to the last block
+after the scheduler file is put there; the mount goes away with the namespace."""
+
+
+def test_a_full_file_system_fails_check(tmp_path: Path, canned_rm) -> None:
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        pytest.skip("needs root and unshare(1) to mount a small tmpfs in a namespace of its own")
+    probe = subprocess.run(["unshare", "--mount", "true"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip(f"unshare --mount is refused here: {probe.stderr.decode().strip()}")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    seed = tmp_path / "seed.xml"
+    seed.write_bytes(SAFE)
+    cfg = write_config(
+        tmp_path / "amtuner.yaml", rm={"urls": [canned_rm(healthy)]},
+        scheduler={"kind": "fair", "config_file": str(disk / "fair-scheduler.xml")},
+        refresh={"method": "none"}, controller={"a_min": 0.1},
+        state_file=str(disk / "state.json"), backup_dir=str(disk / "backups"),
+    )  # fmt: skip
+    run = subprocess.run(
+        ["unshare", "--mount", "--propagation", "private", "sh", "-c", FILL, "fill",
+         str(disk), str(seed), sys.executable, "-m", "amtuner", "check", "--config", str(cfg)],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    out = run.stdout + run.stderr
+    assert run.returncode == 1, out
+    full = [p for p in problems(out) if "no space left on the file system of" in p]
+    assert {p.split(":")[0] for p in full} == {
+        "risk      scheduler.config_file", "risk      backup_dir", "risk      state_file"
+    }, out
+    assert not (disk / "filler").exists(), "the tmpfs belonged to the namespace alone"
