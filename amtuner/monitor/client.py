@@ -53,7 +53,7 @@ from amtuner.monitor.transport import (
     too_large,
 )
 
-if TYPE_CHECKING:  # the fallback's HTML parser (BeautifulSoup) loads only when it is used
+if TYPE_CHECKING:  # the fallback's HTML reader loads only when it is used
     from amtuner.monitor.webui import ClusterPage
 
 log = logging.getLogger(__name__)

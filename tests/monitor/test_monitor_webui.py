@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
+import math
 import re
+import time
 from pathlib import Path
 
 import pytest
@@ -198,3 +201,59 @@ def test_open_cells_on_one_line() -> None:
         1024,
         8192,
     )
+
+
+TABLE = (
+    "<h3>Cluster Metrics</h3><table id='metricsoverview'><thead><tr><th>Apps Pending"
+    "<th>Apps Running<th>Memory Used<th>Memory Total<tbody><tr><td>2<td>1<td>1 GB<td>8 GB</table>"
+)
+HOSTILE = {
+    # html.parser nests each unclosed cell in the one before: a tree n deep
+    "unclosed cells": lambda n: "<table id=metricsoverview><tr>" + "<th>h" * n + "<td>1" * n,
+    "nested tables": lambda n: TABLE + "<table><tr><td>" * n,
+    "stray end tags": lambda n: TABLE + "<div>" * n + "</span>" * n,
+    "headings": lambda n: "<h3>Cluster Metrics</h3>" * n + TABLE,
+    "nested headings": lambda n: TABLE + "<h3>" * n + "Cluster Metrics" + "</h3>" * n,
+    "tables": lambda n: "<table><tr><td>x</td></tr></table>" * n + TABLE,
+    # html.parser rescans the rest of the page at each of these
+    "unterminated comments": lambda n: TABLE + "<!--" * n,
+    "unterminated end tags": lambda n: TABLE + "</" * n,
+    "unterminated instructions": lambda n: TABLE + "<?" * n,
+}
+
+
+def _work(html: str) -> float:
+    """CPU seconds of the parse, the least of five (the machine is shared)."""
+    best = math.inf
+    for _ in range(5):
+        started = time.process_time()
+        with contextlib.suppress(ObservationError):
+            parse_cluster_page(html)
+        best = min(best, time.process_time() - started)
+    return max(best, 1e-4)
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("shape", HOSTILE)
+def test_hostile_pages_are_read_in_linear_time(shape: str) -> None:
+    """Four times the page costs about four times the work, not sixteen: the ratio is of two
+    measurements on the same machine, with room for its noise, not a time limit."""
+    make = HOSTILE[shape]
+    n = 4000
+    small, large = make(n), make(4 * n)
+    ratio = _work(large) / _work(small)
+    assert ratio < 8, f"{shape}: 4x the page took {ratio:.1f}x the work"
+
+
+@pytest.mark.parametrize("shape", ["nested tables", "stray end tags", "headings", "tables"])
+def test_hostile_pages_around_the_table_still_read_it(shape: str) -> None:
+    m = parse_cluster_page(HOSTILE[shape](2000)).metrics
+    assert (m.pending_apps, m.running_apps, m.memory_total_mb) == (2, 1, 8192)
+
+
+@given(st.text(alphabet="<>/!-?&#;='\" tdhrablex3\n", max_size=400))
+def test_any_page_is_read_or_refused_with_a_reason(html: str) -> None:
+    try:
+        parse_cluster_page(html)
+    except ObservationError as exc:
+        assert exc.reason in ("bad-response", "zero-total")
