@@ -60,8 +60,9 @@ def simulate(
         jobs = [dataclasses.replace(j, submit_s=j.submit_s + lead_s) for j in workload.jobs]
         workload = dataclasses.replace(workload, jobs=tuple(jobs))
     config = default_scheduler_config(
-        scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a
-    )
+        scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a,
+        weights=workload.queue_weights,
+    )  # fmt: skip
     sim = build_simulation(
         scheduler, workload, config, seed=seed, node_vcores=node_vcores,
         heartbeats=heartbeats, hadoop=hadoop,

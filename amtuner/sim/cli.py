@@ -122,9 +122,13 @@ def build(args: argparse.Namespace) -> Simulation:
     base = args.scheduler_config.read_bytes() if args.scheduler_config else None
     if isinstance(policy, str):
         # A controller starts from the file as given, or from the scheduler's default share.
-        config = base if base is not None else default_scheduler_config(kind, workload.queues)
+        config = base if base is not None else default_scheduler_config(
+            kind, workload.queues, weights=workload.queue_weights
+        )
     elif base is None:
-        config = default_scheduler_config(kind, workload.queues, policy)
+        config = default_scheduler_config(
+            kind, workload.queues, policy, weights=workload.queue_weights
+        )
     else:
         config = with_global_am_share(kind, base, policy)
     return build_simulation(

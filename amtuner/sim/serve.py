@@ -25,6 +25,7 @@ from amtuner.model import SchedulerKind
 if TYPE_CHECKING:  # the server and the simulator load only when a command runs
     from amtuner.sim.server import SimServer
     from amtuner.sim.simulation import Simulation
+    from amtuner.sim.spec import Workload
 
 log = logging.getLogger(__name__)
 
@@ -116,7 +117,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 
 def _config_path(
-    args: argparse.Namespace, kind: SchedulerKind, queues: tuple[str, ...], cleanup: ExitStack
+    args: argparse.Namespace, kind: SchedulerKind, workload: Workload, cleanup: ExitStack
 ) -> Path:
     """The scheduler file the simulated RM reads: the given one, or a fresh default (in a
     temporary directory removed on exit, unless --state-dir says where to keep it)."""
@@ -130,7 +131,9 @@ def _config_path(
     else:
         directory = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="amtuner-sim-")))
     path = (directory / CONFIG_FILE_NAMES[kind]).resolve()
-    path.write_bytes(default_scheduler_config(kind, queues))
+    path.write_bytes(
+        default_scheduler_config(kind, workload.queues, weights=workload.queue_weights)
+    )
     return path
 
 
@@ -147,7 +150,7 @@ def run_sim(args: argparse.Namespace) -> int:
     with ExitStack() as cleanup:
         try:
             workload = load_workload(args.workload, seed=args.seed)
-            path = _config_path(args, kind, workload.queues, cleanup)
+            path = _config_path(args, kind, workload, cleanup)
             sim = build_simulation(
                 kind,
                 workload,

@@ -339,7 +339,9 @@ def build_simulation(
     `amtuner.sim.placement`); Hadoop's defaults where absent."""
     kind = SchedulerKind(scheduler)
     if scheduler_config is None:
-        scheduler_config = default_scheduler_config(kind, workload.queues)
+        scheduler_config = default_scheduler_config(
+            kind, workload.queues, weights=workload.queue_weights
+        )
     return Simulation(
         kind,
         workload,

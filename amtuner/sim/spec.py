@@ -59,7 +59,11 @@ class Workload:
     node_vcores: int = 8
     node_disk_mbps: float = 100.0
     queues: tuple[str, ...] = ("root.default",)
-    """Leaf queues the jobs use; a default scheduler config gives each an equal share."""
+    """Leaf queues the jobs use; a default scheduler config gives each an equal share unless
+    ``queue_weights`` says otherwise."""
+    queue_weights: tuple[float, ...] = ()
+    """Weight of each of ``queues``, in order (a FairScheduler ``<weight>``, a
+    CapacityScheduler capacity in proportion); empty: equal shares."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ Modules:
 
 from __future__ import annotations
 
+import math
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from xml.sax.saxutils import escape
@@ -69,27 +70,59 @@ def _queue_tree(queues: Sequence[str]) -> dict[str, list[str]]:
     return tree
 
 
-def _equal_percentages(n: int) -> list[str]:
-    """n capacities that add up to exactly 100 as the scheduler sums them."""
-    share = round(100.0 / n, 3)
-    values = [share] * (n - 1) + [round(100.0 - share * (n - 1), 3)]
+def _percentages(weights: Sequence[float]) -> list[str]:
+    """Capacities in proportion to ``weights`` that add up to exactly 100 as the scheduler sums
+    them: each rounded to a thousandth, the last taking what the others leave."""
+    total = math.fsum(weights)
+    values = [round(100.0 * w / total, 3) for w in weights[:-1]]
+    values.append(round(100.0 - math.fsum(values), 3))
     return [f"{v:g}" for v in values]
 
 
+def _subtree_weights(queues: Sequence[str], weights: Sequence[float]) -> dict[str, float]:
+    """Path -> weight for every queue of the tree: a leaf's own (1 when ``weights`` is empty), a
+    parent's the sum of its leaves', so siblings share their parent as their leaves ask."""
+    if weights and len(weights) != len(queues):
+        raise SchedulerConfigError(
+            f"{len(weights)} queue weights for {len(queues)} queues: one weight per queue"
+        )
+    if any(not (w > 0 and math.isfinite(w)) for w in weights):
+        raise SchedulerConfigError(f"queue weights {list(weights)}: each must be a positive number")
+    out: dict[str, float] = {}
+    for i, leaf in enumerate(queues):
+        parts = leaf.split(".")
+        for depth in range(2, len(parts) + 1):
+            path = ".".join(parts[:depth])
+            out[path] = out.get(path, 0.0) + (weights[i] if weights else 1.0)
+    return out
+
+
 def default_scheduler_config(
-    scheduler: SchedulerKind | str, queues: Sequence[str], am_share: float | None = None
+    scheduler: SchedulerKind | str,
+    queues: Sequence[str],
+    am_share: float | None = None,
+    *,
+    weights: Sequence[float] = (),
 ) -> bytes:
-    """A scheduler file giving ``queues`` equal shares; ``am_share`` sets the global AM share
-    (CS ``maximum-am-resource-percent``, FS ``queueMaxAMShareDefault``), else the default holds."""
+    """A scheduler file giving ``queues`` shares in proportion to ``weights`` (one per queue;
+    empty: equal shares); ``am_share`` sets the global AM share (CS
+    ``maximum-am-resource-percent``, FS ``queueMaxAMShareDefault``), else the default holds.
+
+    A CapacityScheduler gets each queue's ``capacity`` in proportion to its weight among its
+    siblings (``maximum-capacity`` 100, so an idle queue's share can be borrowed); a
+    FairScheduler gets the weights as they are (``<weight>``), a parent the sum of its leaves'."""
     kind = SchedulerKind(scheduler)
-    tree = _queue_tree(queues or ("root.default",))
+    queues = queues or ("root.default",)
+    tree = _queue_tree(queues)
+    weight = _subtree_weights(queues, weights)
     if kind is SchedulerKind.CAPACITY:
         props: list[tuple[str, str]] = []
         if am_share is not None:
             props.append((CS_GLOBAL_AM_KEY, f"{am_share:g}"))
         for parent, children in tree.items():
             props.append((f"{CS_PREFIX}{parent}.queues", ",".join(children)))
-            for child, pct in zip(children, _equal_percentages(len(children)), strict=True):
+            shares = _percentages([weight[f"{parent}.{child}"] for child in children])
+            for child, pct in zip(children, shares, strict=True):
                 props.append((f"{CS_PREFIX}{parent}.{child}.capacity", pct))
                 props.append((f"{CS_PREFIX}{parent}.{child}.maximum-capacity", "100"))
         lines = ['<?xml version="1.0"?>', "<configuration>"]
@@ -109,10 +142,13 @@ def default_scheduler_config(
             sub = f"{path}.{child}"
             if sub in tree:
                 out.append(f'{indent}<queue name="{escape(child)}" type="parent">')
+                if weights:
+                    out.append(f"{indent}  <weight>{weight[sub]:g}</weight>")
                 out += emit(sub, indent + "  ")
             else:
                 out.append(f'{indent}<queue name="{escape(child)}">')
-                out.append(f"{indent}  <weight>1.0</weight>")
+                value = f"{weight[sub]:g}" if weights else "1.0"
+                out.append(f"{indent}  <weight>{value}</weight>")
             out.append(f"{indent}</queue>")
         return out
 
