@@ -18,6 +18,8 @@
   (see `load_rumen`).
 * ``day:JOBS,MAPS[,SEED]`` — a generated day of SWIM-like jobs with a heavy-tailed size mix and
   exactly MAPS maps, e.g. ``day:25000,8000000`` for the FB-2010 class (see `load_day`).
+* ``zoo:SEED`` — a whole case drawn from SEED: cluster, weighted queues, MapReduce, Spark and
+  Tez jobs, arrivals (see `zoo`; `zoo_case` also names the case's scheduler).
 
 Modules:
 
@@ -27,6 +29,7 @@ Modules:
   Poisson arrivals);
 * `swim`, `sls`, `rumen` — the trace readers;
 * `generated` — days drawn at the size of traces that are not public;
+* `zoo` — whole cases (cluster, queues, jobs, arrivals, scheduler) drawn from a seed;
 * `tracefile` — `WorkloadError` and the file and field readers the traces share.
 """
 
@@ -57,6 +60,7 @@ from amtuner.sim.workload.rumen import load_rumen
 from amtuner.sim.workload.sls import load_sls
 from amtuner.sim.workload.swim import load_swim
 from amtuner.sim.workload.tracefile import WorkloadError
+from amtuner.sim.workload.zoo import ZooCase, load_zoo, zoo_case
 
 __all__ = [
     "PAPER_GROUPS",
@@ -66,6 +70,7 @@ __all__ = [
     "PhaseCost",
     "Profile",
     "WorkloadError",
+    "ZooCase",
     "describe",
     "load_day",
     "load_paper",
@@ -76,23 +81,25 @@ __all__ = [
     "load_swim",
     "load_two_queues",
     "load_workload",
+    "load_zoo",
     "nominal_tasks",
     "profile_table",
     "task_shape",
+    "zoo_case",
 ]
 
 
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
-    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH[@NODES]``, ``rumen:PATH`` or
-    ``day:JOBS,MAPS[,SEED]``."""
-    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim, rumen or day"
+    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH[@NODES]``, ``rumen:PATH``,
+    ``day:JOBS,MAPS[,SEED]`` or ``zoo:SEED``."""
+    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim, rumen, day or zoo"
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
             "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH[@NODES], rumen:PATH or "
-            "day:JOBS,MAPS[,SEED]"
+            "day:JOBS,MAPS[,SEED] or zoo:SEED"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")
@@ -122,6 +129,8 @@ def load_workload(spec: str, *, seed: int = 0) -> Workload:
         return load_rumen(rest)
     if prefix == "day":
         return load_day(rest)
+    if prefix == "zoo":
+        return load_zoo(rest, seed=seed)
     raise WorkloadError(f"workload spec {spec!r}: unknown kind {prefix!r}; expected {kinds}")
 
 
