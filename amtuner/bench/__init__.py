@@ -24,5 +24,14 @@ by as much as the simulator differs from either. The FairScheduler's `paper` row
 and 71.9 s, where the simulated seeds' mean is 74.0 and 71.6 s."""
 
 
+ZOO_DEVELOPMENT_SEEDS = range(0, 1000)
+"""Case seeds of `amtuner bench zoo` for developing a policy: run it on these as often as you
+like, and judge it on seeds from `ZOO_JUDGING_FIRST_SEED` up, which no one tuned it on."""
+ZOO_JUDGING_FIRST_SEED = 10_000
+ZOO_RUN_SEEDS = 3
+"""Run seeds per zoo case, each jittering task durations: three give a standard error of the
+paired ratio to judge a difference from the default by."""
+
+
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)

@@ -13,7 +13,15 @@ import time
 from pathlib import Path
 from typing import Any
 
-from amtuner.bench import REAL_RUNS, SHARED, SUITE_SEEDS, default_workers
+from amtuner.bench import (
+    REAL_RUNS,
+    SHARED,
+    SUITE_SEEDS,
+    ZOO_DEVELOPMENT_SEEDS,
+    ZOO_JUDGING_FIRST_SEED,
+    ZOO_RUN_SEEDS,
+    default_workers,
+)
 from amtuner.controller import POLICIES
 from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
@@ -251,6 +259,43 @@ def cmd_speed(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_zoo(args: argparse.Namespace) -> int:
+    from amtuner.bench import common, zoo
+
+    logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
+    result = zoo.run_zoo(
+        args.first_seed, args.cases, args.seeds, args.policies, args.workers, args.scheduler,
+        common.tqdm_progress,
+    )  # fmt: skip
+    summary = zoo.summarize(result)
+    print(zoo.format_report(summary))
+    print(GUARD_NOTE)
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return 0
+
+
+def _zoo_policies(text: str) -> list[str]:
+    names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
+    unknown = [n for n in names if n not in POLICIES]
+    if unknown or not names:
+        known = ", ".join(sorted(POLICIES))
+        raise argparse.ArgumentTypeError(f"unknown policy {unknown[0] if unknown else ''!r}; "
+                                         f"known: {known}")  # fmt: skip
+    return names
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError("must be 0 or more")
+    return value
+
+
 def _positive(text: str) -> int:
     try:
         value = int(text)
@@ -401,5 +446,34 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "%(default)s); the trace is skipped when absent")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.set_defaults(func=cmd_speed)
+
+    dev = ZOO_DEVELOPMENT_SEEDS
+    p = sub.add_parser(
+        "zoo",
+        help="policies over a distribution of drawn clusters: ratios to the best fixed A",
+        description="Draw whole cases (cluster, weighted queues, MapReduce, Spark and Tez jobs, "
+        "arrivals, scheduler) from seeds and run each over run seeds: the default A, fixed A "
+        "0.1..1.0 then 0.05 either side of the best, and each policy. Reports, per policy and "
+        "the default, the mean, p90 and worst of mean JCT (and makespan) over the best fixed "
+        "value's, the cases worse than the default beyond 2 standard errors, and the worst "
+        f"cases with the command that replays each. Case seeds {dev.start}-{dev.stop - 1} are "
+        f"for development; judge a policy on seeds from {ZOO_JUDGING_FIRST_SEED} up.",
+    )
+    p.add_argument("--cases", type=_positive, default=200, help="default: %(default)s")
+    p.add_argument("--first-seed", type=_seed, default=dev.start,
+                   help=f"the cases are seeds FIRST..FIRST+CASES-1 (default: %(default)s; "
+                   f"{dev.start}-{dev.stop - 1} are for development, {ZOO_JUDGING_FIRST_SEED}+ "
+                   "for judging)")
+    p.add_argument("--seeds", type=_positive, default=ZOO_RUN_SEEDS,
+                   help="run seeds per case, each jittering task durations (default: %(default)s)")
+    p.add_argument("--policies", type=_zoo_policies, default=["adaptive", "paper"],
+                   help="controller policies, comma-separated (default: adaptive,paper; known: "
+                   f"{', '.join(sorted(POLICIES))})")
+    p.add_argument("--scheduler", choices=["case", "capacity", "fair", "both"], default="case",
+                   help="each case's own scheduler (the default), one for every case, or both")
+    p.add_argument("--workers", type=_positive, default=default_workers(),
+                   help="parallel processes (default: the CPUs available, %(default)s)")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.set_defaults(func=cmd_zoo)
 
 
