@@ -39,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 from apscheduler.events import EVENT_JOB_MAX_INSTANCES, EVENT_JOB_MISSED, JobEvent
 from apscheduler.executors.pool import ThreadPoolExecutor
@@ -81,6 +82,13 @@ def check_timeouts(cfg: Config) -> bool:
         period,
     )
     return False
+
+
+@runtime_checkable
+class Cancellable(Protocol):
+    """A monitor whose requests in flight can be ended (`amtuner.monitor.RMClient`)."""
+
+    def cancel(self) -> None: ...
 
 
 class Daemon:
@@ -278,7 +286,12 @@ class Daemon:
         self.scheduler.start()
 
     def stop(self) -> None:
-        """Let the running cycle finish, then close the endpoint."""
+        """Let the running cycle finish, then close the endpoint. A request to the RM in flight
+        is ended first (the cycle then reports the RM unobserved and writes nothing), so a stuck
+        RM cannot hold the exit up; a write or refresh under way runs to its end."""
+        monitor = getattr(self._cycle, "monitor", None)  # a test's stand-in cycle may have none
+        if isinstance(monitor, Cancellable):
+            monitor.cancel()
         self.scheduler.shutdown(wait=True)
         if self._server is not None:
             self._server.close()

@@ -6,7 +6,11 @@ Select with AMTUNER_HYPOTHESIS_PROFILE=ci|dev; CI=<anything> selects "ci".
 """
 
 import os
+import socket
+import threading
+from collections.abc import Callable, Iterator
 
+import pytest
 from hypothesis import settings
 
 settings.register_profile("ci", max_examples=200, derandomize=True, deadline=None, database=None)
@@ -23,3 +27,43 @@ def pytest_configure(config: object) -> None:
     from amtuner.sim import native
 
     native.ensure_built(quiet=True)
+
+
+Serve = Callable[[socket.socket, threading.Event], None]
+
+
+@pytest.fixture
+def dripping_rm() -> Iterator[Callable[[Serve], str]]:
+    """A TCP server on 127.0.0.1 that reads a request and answers with ``serve``; yields a
+    starter returning its URL. Each connection is served on a thread of its own until the
+    client hangs up or the test ends."""
+    stop = threading.Event()
+    listeners: list[socket.socket] = []
+
+    def start(serve: Serve) -> str:
+        listener = socket.create_server(("127.0.0.1", 0))
+        listeners.append(listener)
+
+        def accept() -> None:
+            while not stop.is_set():
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                threading.Thread(target=handle, args=(conn,), daemon=True).start()
+
+        def handle(conn: socket.socket) -> None:
+            with conn:
+                conn.recv(65536)
+                try:
+                    serve(conn, stop)
+                except OSError:
+                    return  # the client hung up: what the deadline is for
+
+        threading.Thread(target=accept, daemon=True).start()
+        return f"http://127.0.0.1:{listener.getsockname()[1]}"
+
+    yield start
+    stop.set()
+    for listener in listeners:
+        listener.close()

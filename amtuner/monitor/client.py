@@ -195,6 +195,11 @@ class RMClient:
         wanted = tuple(targets)
         return self._on_active(lambda rm: self._observe_at(rm, wanted))
 
+    def cancel(self) -> None:
+        """End the requests in flight and refuse new ones: amtuner is stopping, and a request
+        to a stuck RM must not hold the exit up until its deadline."""
+        self.transport.cancel()
+
     def scheduler_kind(self) -> SchedulerKind:
         """What ``scheduler.kind: auto`` resolves to (the paper's detect()), read from the RM."""
         return self._on_active(self._kind_at)

@@ -179,6 +179,9 @@ class SimTransport:
             url, answer.status, HTTPStatus(answer.status).phrase, answer.headers, answer.body
         )
 
+    def cancel(self) -> None:
+        """Nothing to end: an answer is made in the caller's thread, in no time."""
+
 
 class UnchangedFileCache:
     """`SchedulerFile.read` that parses again only when the file's stat identity (inode, size,

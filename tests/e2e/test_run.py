@@ -181,3 +181,37 @@ def test_run_against_sim_moves_a_reloads_safely_and_stops_on_sigterm(
         wait_for(lambda: "STOPPING=1" in notified, "STOPPING=1")
         assert notified.index("READY=1") < notified.index("WATCHDOG=1")
         assert not scrape(metrics_url)  # the endpoint is closed
+
+
+def test_sigterm_ends_run_during_a_stuck_request(tmp_path: Path, dripping_rm) -> None:
+    """An RM that drips its status line a byte at a time, with timeouts far longer than the
+    test waits: SIGTERM still ends `amtuner run` with 0, its request abandoned."""
+    asked = threading.Event()
+
+    def stuck(conn: socket.socket, stop: threading.Event) -> None:
+        asked.set()
+        while not stop.wait(0.05):
+            conn.sendall(b"H")
+
+    url = dripping_rm(stuck)
+    config = write_config(
+        tmp_path / "amtuner.yaml",
+        rm={"urls": [url], "connect_timeout_seconds": 300, "read_timeout_seconds": 300},
+        scheduler={"kind": "fair", "config_file": str(tmp_path / "fair-scheduler.xml")},
+        refresh={"method": "none"},
+        controller={"period_seconds": 900},
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
+        stderr=subprocess.PIPE, text=True, env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    log = Lines(proc.stderr)
+    try:
+        wait_for(asked.is_set, "the first request", proc)
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=STOP_SLACK_S)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert code == 0, log.text()
+    assert log.find("abandoned: amtuner is stopping"), log.text()
