@@ -1,3 +1,10 @@
 """amtuner: keeps a YARN cluster's ApplicationMaster share right while the cluster runs."""
 
-__version__ = "0.1.0"
+from importlib.metadata import PackageNotFoundError, version
+
+try:
+    __version__ = version("amtuner")
+    """From the installed distribution, whose version the build took from git (setuptools-scm):
+    each commit's build has its own."""
+except PackageNotFoundError:  # a checkout on sys.path that was never installed
+    __version__ = "0+unknown"
