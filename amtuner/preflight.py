@@ -26,6 +26,7 @@ import shutil
 import socket
 import stat
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit
 
 from amtuner import lock
@@ -40,22 +41,23 @@ _WEB_UI_PATH = re.compile(r"/(cluster|ui2)(/.*)?$")
 def live_cycle_problems(cfg: Config) -> list[str]:
     """One sentence per thing that would make the first live cycle fail; [] when none."""
     problems = _url_problems(cfg)
-    writes: list[tuple[str, Path, bool, int]] = []
+    writes: list[tuple[str, Path, Write, int]] = []
     sched = cfg.scheduler.config_file
     if sched is not None:
         size = _size(sched)
-        writes.append(("scheduler.config_file", sched, False, size))
+        writes.append(("scheduler.config_file", sched, "replaced", size))
         if cfg.keep_backups > 0:
-            writes.append(("backup_dir", cfg.backup_dir, True, size))
+            writes.append(("backup_dir", cfg.backup_dir, "directory", size))
         reason = cannot_keep_owner(sched)
         if reason:
             problems.append(f"scheduler.config_file: {reason}")
-    writes.append(("state_file", cfg.state_file, False, max(_size(cfg.state_file), STATE_BYTES)))
-    writes.append(("state_file", lock.path_for(cfg.state_file), False, 0))
+    state_size = max(_size(cfg.state_file), STATE_BYTES)
+    writes.append(("state_file", cfg.state_file, "replaced", state_size))
+    writes.append(("state_file", lock.path_for(cfg.state_file), "opened", 0))
     if cfg.audit_log is not None:
-        writes.append(("audit_log", cfg.audit_log, False, AUDIT_LINE_BYTES))
-    for key, path, is_dir, needed in writes:
-        reason = cannot_write(path, directory=is_dir) or no_room(path, needed, directory=is_dir)
+        writes.append(("audit_log", cfg.audit_log, "opened", AUDIT_LINE_BYTES))
+    for key, path, how, needed in writes:
+        reason = cannot_write(path, how) or no_room(path, needed, directory=how == "directory")
         if reason:
             problems.append(f"{key}: {reason}")
     reason = unloadable_state(cfg.state_file)
@@ -189,15 +191,20 @@ def unloadable_state(path: Path) -> str | None:
     return None
 
 
-def cannot_write(path: Path, *, directory: bool) -> str | None:
-    """Why the running user could not create or replace ``path`` (a file, or a directory to
-    write files in), or None when it could."""
+Write = Literal["directory", "replaced", "opened"]
+"""How a path is written: a directory files are made in; a file replaced by a rename (only its
+directory must be writable); a file opened for writing in place (the audit log, the lock)."""
+
+
+def cannot_write(path: Path, how: Write) -> str | None:
+    """Why the running user could not write ``path`` as ``how`` says, or None when it could."""
+    directory = how == "directory"
     if not directory and path.exists():
         try:
             refuse_irregular(path, path.stat().st_mode)
         except NotRegularFileError as exc:
             return f"{exc}: move it aside"
-        if not os.access(path, os.W_OK):
+        if how == "opened" and not os.access(path, os.W_OK):
             return f"{path} is not writable by uid {os.geteuid()}"
     folder = path if directory else path.parent
     existing = _existing(folder)
