@@ -187,13 +187,13 @@ class Cycle:
         values: dict[str, float] = {}
         for target in targets:
             on_disk = in_file[target]
-            state = _baseline(states.get(target), on_disk, cfg, trust_state=hypothetical)
+            state = _baseline(states.get(target), on_disk, cfg, hypothetical=hypothetical)
             decision, new_state = policy(obs, state, cfg.controller, target)
             decision, new_state = guard.apply(
                 decision, state, new_state, obs, cfg.guard, am_mb=2 * cfg.controller.unit_mb
             )
             decisions.append(decision)
-            new_states[target] = new_state
+            new_states[target] = replace(new_state, file_a=on_disk if hypothetical else None)
             if decision.changed and decision.new_a != on_disk:
                 values[target] = decision.new_a
         return tuple(decisions), new_states, values
@@ -245,19 +245,23 @@ def _mark_written(states: States, edit: Edit, values: Mapping[str, float], when:
 
 
 def _baseline(
-    state: ControllerState | None, on_disk: float, cfg: Config, *, trust_state: bool
+    state: ControllerState | None, on_disk: float, cfg: Config, *, hypothetical: bool
 ) -> ControllerState:
     """The state the controller starts this period from.
 
-    The file is the truth: if someone (an admin, a restore from backup) set a different value,
-    the search restarts from that value with the widest step, keeping the last P and R. In
-    dry-run or while paused nothing is written, so the remembered value is the one the loop would
-    have set, and the file's value is only the starting point."""
+    The file is the truth: if someone (an admin, a restore from backup) set a value other than
+    the one the state was made against, the search restarts from the file's value with the
+    widest step, keeping the last P and R. A live state was made against the value it wrote
+    (``a``). One a dry-run or paused cycle made holds the value the loop would have set, never
+    written, and ``file_a``, the file's value then: a dry run continues from it while the file
+    is unchanged, and restarts from the file on an edit, as the live run would. A live cycle
+    after a pause or a dry run starts from the file, never from a value it did not write."""
     lo, hi = cfg.controller.a_min, cfg.controller.a_max
     # FairScheduler's maxAMShare -1 means "no limit": the nearest tunable value is the top.
     start = hi if on_disk < 0 else min(max(on_disk, lo), hi)
     if state is None:
         return ControllerState(a=start)
-    if trust_state or abs(state.a - on_disk) < SAME_A:
+    seen = state.file_a if hypothetical and state.file_a is not None else state.a
+    if abs(seen - on_disk) < SAME_A:
         return state
-    return replace(state, a=start, n=1)
+    return replace(state, a=start, n=1, file_a=None)

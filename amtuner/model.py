@@ -192,3 +192,7 @@ class ControllerState:
     prev_running: int | None = None
     extra: dict[str, float] = field(default_factory=dict)
     """Policy-specific numbers (e.g. a stabilisation counter); plain floats so it is JSON."""
+    file_a: float | None = None
+    """Set only in a state decided without writing (dry-run, paused): the value the file held
+    then. Its ``a`` is the value the loop would have written, so an admin's edit is told by the
+    file no longer holding ``file_a``. Never saved: such states are not persisted."""
