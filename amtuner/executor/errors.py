@@ -43,3 +43,8 @@ class RefreshError(ExecutorError):
     """The RM did not (confirm it did) reload the scheduler configuration."""
 
     label: ClassVar[str] = "refresh-failed"
+
+
+class RefreshNotRunError(RefreshError):
+    """The refresh never started (its command is missing or not executable): the RM was told
+    nothing, so once the file is put back, file and RM agree without a second refresh."""

@@ -24,7 +24,7 @@ import requests
 
 from amtuner.config import RefreshSettings
 from amtuner.executor.command import run_bounded
-from amtuner.executor.errors import ExecutorError, RefreshError
+from amtuner.executor.errors import ExecutorError, RefreshError, RefreshNotRunError
 from amtuner.executor.files import restore, write_atomically
 from amtuner.executor.xmledit import (
     CS_GLOBAL_KEY,
@@ -85,11 +85,11 @@ class CommandRefresher:
         try:
             done = run_bounded(self.argv, self.timeout_s)
         except FileNotFoundError:
-            raise RefreshError(
+            raise RefreshNotRunError(
                 f"refresh command not found: {self.argv[0]} (is it on PATH?)"
             ) from None
         except PermissionError:
-            raise RefreshError(f"refresh command not executable: {self.argv[0]}") from None
+            raise RefreshNotRunError(f"refresh command not executable: {self.argv[0]}") from None
         output = done.output.decode("utf-8", "replace")
         said = f": {_tail(output)}" if output.strip() else ""
         if done.returncode is None:
@@ -268,6 +268,10 @@ def refresh_back(
     the previous configuration again, and return the error to raise, which says whether that
     worked."""
     said = f"{failure}; {done}" if done else str(failure)
+    if isinstance(failure, RefreshNotRunError):
+        return RefreshNotRunError(
+            f"{said}; the RM was not asked to reload: it still runs the previous configuration"
+        )
     try:
         refresher.refresh(edit.reverted())
     except RefreshError as again:

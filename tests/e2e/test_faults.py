@@ -301,3 +301,22 @@ def test_a_target_the_file_cannot_hold_is_a_clean_file_error(
         assert reason in out and "Traceback" not in out, out
     assert "error     scheduler-file: " in amtuner("once", "--config", str(cfg)).stdout
     assert sched.read_bytes() == before
+
+
+def test_a_refresh_command_that_never_ran_is_not_a_disagreement(
+    tmp_path: Path, canned_rm, fair_file: Path
+) -> None:
+    """A refresh command not on PATH never reached the RM: after the file is put back, file and
+    RM agree, and the message says so (exit 5) instead of "MAY DISAGREE", which sends an
+    operator to check the RM's queues for nothing."""
+    before = fair_file.read_bytes()
+    code, out = once(
+        tmp_path, canned_rm(healthy), fair_file,
+        refresh={"method": "command", "command": ["amtuner-no-such-yarn", "rmadmin"]},
+    )  # fmt: skip
+    assert code == 5, out
+    assert "refresh command not found: amtuner-no-such-yarn" in out
+    assert "restored the previous file" in out
+    assert "the RM was not asked to reload: it still runs the previous configuration" in out
+    assert "MAY DISAGREE" not in out and "refreshing again" not in out
+    assert fair_file.read_bytes() == before
