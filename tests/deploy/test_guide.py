@@ -29,6 +29,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -114,7 +115,12 @@ def host() -> Iterator[None]:
                     path.unlink()
                 elif path.exists():
                     shutil.rmtree(path)
-            subprocess.run(["userdel", USER], capture_output=True, timeout=60)
+            # userdel refuses while a process of the user is still exiting: try again.
+            for _ in range(20):
+                gone = subprocess.run(["userdel", USER], capture_output=True, timeout=60)
+                if gone.returncode in (0, 6):  # 6: no such user
+                    break
+                time.sleep(0.5)
             if not had_group:
                 subprocess.run(["groupdel", GROUP], capture_output=True, timeout=60)
 
