@@ -117,8 +117,8 @@ def test_a_capacity_scheduler_without_refresh_is_refused(tmp_path: Path) -> None
             tmp_path / "amtuner.yaml", rm={"urls": [url]},
             scheduler={"kind": "auto", "config_file": str(sched)}, refresh={"method": "none"},
         )
-        for command in ("check", "once"):
-            run = amtuner(command, "--config", str(cfg))
+        for command in (["check"], ["once"], ["once", "--dry-run"]):
+            run = amtuner(*command, "--config", str(cfg))
             out = run.stdout + run.stderr
             assert run.returncode == 2, out
             assert "refresh.method" in out and "never reloads" in out, out
