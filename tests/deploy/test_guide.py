@@ -20,10 +20,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import grp
+import json
 import os
 import pwd
 import re
 import shutil
+import signal
 import socket
 import stat
 import subprocess
@@ -230,10 +232,38 @@ def test_following_the_deploy_guide_ends_with_a_change_the_rm_holds(
         assert "risk" not in out and "global A = 0.1" in out, out
         assert SCHEDULER_FILE.read_bytes() == before
 
-        # 7. dry_run: false; the service's first live cycle, as the unit runs it.
+        # 7. The service in dry-run, as the unit starts it: its first cycle runs at once and
+        # `amtuner status` shows it; SIGTERM (systemctl stop) ends it with 0.
         unit = parse_unit((here / "amtuner.service").read_text())["Service"]
         assert (unit["User"], unit["Group"]) == ([USER], [GROUP])
-        assert unit["ExecStart"] == [f"{LINK} run --config {CONFIG}"]
+        (exec_start,) = unit["ExecStart"]
+        assert exec_start == f"{LINK} run --config {CONFIG}"
+        daemon = subprocess.Popen(  # as systemd starts it: User=, Group=, no other group, UMask=
+            exec_start.split(), user=USER, group=GROUP, extra_groups=[],
+            umask=int(unit["UMask"][0], 8), cwd="/",
+            env={"PATH": ROOT_PATH, "PYTHONUNBUFFERED": "1", "HOME": service.pw_dir},
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            status = f"runuser -u {USER} -- amtuner status --json"  # the default --config
+            deadline = time.monotonic() + 60
+            while True:
+                shown = subprocess.run(["bash", "-c", status], capture_output=True, text=True,
+                                       timeout=60, cwd=here, env={"PATH": ROOT_PATH})  # fmt: skip
+                if shown.returncode == 0:
+                    break
+                assert daemon.poll() is None, daemon.communicate()[1]
+                assert time.monotonic() < deadline, shown.stderr
+                time.sleep(0.5)
+            last = json.loads(shown.stdout)["last_cycle"]
+            assert last["dry_run"] and last["error"] is None, last
+        finally:
+            daemon.send_signal(signal.SIGTERM)
+            _, err = daemon.communicate(timeout=60)
+        assert daemon.returncode == 0, err
+        assert SCHEDULER_FILE.read_bytes() == before
+
+        # dry_run: false; the service's first live cycle (`once` runs the cycle `run` runs).
         edit(CONFIG, ("\ndry_run: true ", "\ndry_run: false "))
         live = f"umask {unit['UMask'][0]}; exec {LINK} once --config {CONFIG}"
         for _ in range(6):
