@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, get_args
 
 from amtuner.commands import build_cycle, target_name
 from amtuner.config import PolicyName, load_config
+from amtuner.exitcodes import ExitCode
 from amtuner.model import ControllerState
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return _demo(args)
     except SimStartError as exc:
         print(f"amtuner demo: {exc}", file=sys.stderr)
-        return 1
+        return ExitCode.FAILED
 
 
 def _demo(args: argparse.Namespace) -> int:
@@ -140,7 +141,7 @@ def _loop(cycle: Cycle, args: argparse.Namespace, period_sim_s: float) -> int:
         time.sleep(max(0.0, started + n * period_sim_s / args.speed - time.monotonic()))
     verb = "would have changed" if args.dry_run else "changed"
     print(f"{n} cycles; the controller {verb} A {changes} times.")
-    return 0
+    return ExitCode.OK
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -111,7 +111,7 @@ def cmd_paper(args: argparse.Namespace) -> int:
     if args.plot:
         paper.plot(summary, kinds, args.plot)
         print(f"wrote {args.plot}")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
@@ -144,7 +144,7 @@ def cmd_suite(args: argparse.Namespace) -> int:
     if args.plot:
         suite.plot(summary, kinds, args.plot)
         print(f"wrote {args.plot}")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_real(args: argparse.Namespace) -> int:
@@ -199,7 +199,7 @@ def _report_real(summary: dict[str, Any], args: argparse.Namespace) -> int:
     if args.plot:
         real.plot(summary, args.plot)
         print(f"wrote {args.plot}")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
@@ -216,7 +216,7 @@ def cmd_soak(args: argparse.Namespace) -> int:
               f"{r.rss_end_mb} MB at the end ({r.rss_growth:+.1%})")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_cycle(args: argparse.Namespace) -> int:
@@ -233,7 +233,7 @@ def cmd_cycle(args: argparse.Namespace) -> int:
               f"(max {r['in_process_max_ms']} / {r['http_max_ms']} ms, {args.repeats} cycles)")
     if args.json:
         args.json.write_text(json.dumps(results, indent=2) + "\n")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_speed(args: argparse.Namespace) -> int:
@@ -256,7 +256,7 @@ def cmd_speed(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n")
         print(f"wrote {args.json}")
-    return 0
+    return ExitCode.OK
 
 
 def cmd_zoo(args: argparse.Namespace) -> int:
@@ -273,7 +273,7 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     if args.json:
         args.json.write_text(json.dumps(summary, indent=2) + "\n")
         print(f"wrote {args.json}")
-    return 0
+    return ExitCode.OK
 
 
 def _zoo_policies(text: str) -> list[str]:
