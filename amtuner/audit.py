@@ -9,6 +9,7 @@ reported done, so a crash right after a change cannot lose its line. Lines are s
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -17,6 +18,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from amtuner.cycle import CycleReport
+from amtuner.executor.errors import NotRegularFileError
+from amtuner.executor.reading import read_regular, refuse_irregular
 from amtuner.model import ControllerState, Observation
 
 log = logging.getLogger(__name__)
@@ -98,31 +101,54 @@ def record(
     data = "".join(json.dumps(e, sort_keys=True) + "\n" for e in entries).encode()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o640)
+        fd = _open_append(path)
         try:
             os.write(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
+    except NotRegularFileError as exc:
+        raise AuditError(f"cannot append to audit log: {exc}") from exc
     except OSError as exc:
         raise AuditError(f"cannot append to audit log {path}: {exc.strerror or exc}") from exc
     return len(entries)
 
 
+def _open_append(path: Path) -> int:
+    """The audit log opened for appending, only if it is a regular file: opening a FIFO for
+    writing blocks until a reader comes (non-blocking, it fails or opens at once, and is then
+    refused), and a device is not written to."""
+    with contextlib.suppress(FileNotFoundError):
+        refuse_irregular(path, os.stat(path).st_mode)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(path, flags, 0o640)
+    try:
+        refuse_irregular(path, os.fstat(fd).st_mode)
+    except NotRegularFileError:
+        os.close(fd)
+        raise
+    return fd
+
+
 def tail(path: Path, count: int) -> list[dict[str, object]]:
     """The last `count` records (oldest first); lines that are not JSON objects are skipped, so
-    a hand-edited or truncated file still shows what it can."""
+    a hand-edited or truncated file still shows what it can. Raises AuditError when the log
+    cannot be read (a FIFO there is refused unopened)."""
     try:
-        lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        lines = read_regular(path).decode("utf-8", errors="replace").splitlines()
     except FileNotFoundError:
         return []
+    except NotRegularFileError as exc:
+        raise AuditError(f"cannot read audit log: {exc}") from exc
+    except OSError as exc:
+        raise AuditError(f"cannot read audit log {path}: {exc.strerror or exc}") from exc
     records: list[dict[str, object]] = []
     for line in reversed(lines):
         if len(records) >= count:
             break
         try:
             doc = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         if isinstance(doc, dict):
             records.append(doc)

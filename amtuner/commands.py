@@ -95,7 +95,7 @@ def startup_errors() -> tuple[type[Exception], ...]:
     from amtuner.monitor import ObservationError
     from amtuner.state import StateError
 
-    return (ConfigError, StateError, ObservationError, ExecutorError)
+    return (ConfigError, StateError, ObservationError, ExecutorError, lock.LockFileError)
 
 
 def cmd_once(args: argparse.Namespace) -> int:

@@ -112,6 +112,7 @@ class Daemon:
         self._build = build
         self.cfg = cfg
         self._cycle = self._build_cycle(cfg)
+        lock.check(lock.path_for(cfg.state_file))
         self._persisted: States = load_states(cfg.state_file)
         self._states: States = dict(self._persisted)
         """In-memory controller state; differs from the saved one in dry-run or while paused."""
@@ -166,7 +167,7 @@ class Daemon:
             with lock.held(lock.path_for(cfg.state_file)):
                 self._adopt_saved_states(cfg)
                 self._cycle_under_lock(cfg)
-        except lock.LockUnavailable as exc:
+        except (lock.LockUnavailable, lock.LockFileError) as exc:
             self._skip_locked(exc)
 
     def _adopt_saved_states(self, cfg: Config) -> None:
@@ -217,14 +218,16 @@ class Daemon:
             self._on_disk = self._persisted
         sdnotify.notify(f"STATUS={status_line(report)}")
 
-    def _skip_locked(self, exc: lock.LockUnavailable) -> None:
-        """Another process's cycle holds the lock: this period observes nothing and writes
-        nothing; the next one tries again. Logged once per streak, counted every time."""
-        repeated = self._last_failure is not None and self._last_failure[0] == lock.LABEL
-        log.log(logging.DEBUG if repeated else logging.WARNING, "cycle skipped: %s", exc)
-        self._last_failure = (lock.LABEL, str(exc))
-        self.metrics.skipped.labels(lock.LABEL).inc()
-        sdnotify.notify(f"STATUS=last cycle skipped: {lock.LABEL}")
+    def _skip_locked(self, exc: lock.LockUnavailable | lock.LockFileError) -> None:
+        """Another process's cycle holds the lock, or the lock file cannot be opened: this
+        period observes nothing and writes nothing; the next one tries again. Logged once per
+        streak (a lock file that cannot be opened as an error), counted every time."""
+        repeated = self._last_failure is not None and self._last_failure[0] == exc.label
+        level = logging.WARNING if exc.label == lock.LABEL else logging.ERROR
+        log.log(logging.DEBUG if repeated else level, "cycle skipped: %s", exc)
+        self._last_failure = (exc.label, str(exc))
+        self.metrics.skipped.labels(exc.label).inc()
+        sdnotify.notify(f"STATUS=last cycle skipped: {exc.label}")
 
     def _skipped(self, event: JobEvent) -> None:
         if event.code == EVENT_JOB_MISSED:
@@ -447,5 +450,6 @@ def cmd_run(args: argparse.Namespace) -> int:
     try:
         return daemon.serve()
     except OSError as exc:
+        # A start-up setting that cannot work (a busy port): restarting will not fix it.
         log.error("cannot serve metrics on %s:%d: %s", cfg.metrics.address, cfg.metrics.port, exc)
-        return ExitCode.FAILED
+        return ExitCode.CONFIG

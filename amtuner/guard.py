@@ -37,6 +37,16 @@ def am_floor(obs: Observation, target: str, am_mb: int) -> float:
     return min(1.0, math.ceil(am_mb / share * 10_000) / 10_000)
 
 
+def held_off(changed_at: float, now: float, hold_off_s: float) -> bool:
+    """Whether a change at ``changed_at`` still holds a new one off at ``now``.
+
+    Both are wall-clock times (the state file carries ``changed_at`` across restarts and between
+    `run` and `once`, which no monotonic clock does). A clock stepped back makes the age
+    negative: that is treated as expired, or the hold-off would last until the clock caught up
+    again (hours, after an NTP step or a wrong RTC at boot)."""
+    return 0 <= now - changed_at < hold_off_s
+
+
 def apply(
     decision: Decision,
     before: ControllerState,
@@ -60,7 +70,7 @@ def apply(
     if not decision.changed:
         return decision, after
     changed_at = before.extra.get(CHANGED_AT)
-    if changed_at is not None and obs.time - changed_at < settings.hold_off_seconds:
+    if changed_at is not None and held_off(changed_at, obs.time, settings.hold_off_seconds):
         held = Decision(
             old_a=decision.old_a,
             new_a=decision.old_a,

@@ -32,6 +32,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -44,10 +45,21 @@ LABEL = "locked"
 """The cycle error label (and skip reason) of a cycle that could not take the lock."""
 
 
+LOCK_FILE_LABEL = "lock-file"
+"""The skip reason of a cycle whose lock file could not be opened (not another process's turn)."""
+
+
 class LockUnavailable(Exception):
-    """Another process holds the lock, or the lock file cannot be opened; nothing changed."""
+    """Another process holds the lock; nothing changed, and trying again later is safe."""
 
     label = LABEL
+
+
+class LockFileError(OSError):
+    """The lock file cannot be opened or created (a directory that is not writable, a FIFO
+    there): no other process is involved, and waiting will not help."""
+
+    label = LOCK_FILE_LABEL
 
 
 def path_for(state_file: Path) -> Path:
@@ -65,11 +77,21 @@ def _holder(fd: int) -> str:
 def _open(path: Path) -> int:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NONBLOCK, 0o600)
     except OSError as exc:
-        raise LockUnavailable(
-            f"cannot open the lock file {path}: {exc.strerror or exc}; nothing changed"
+        raise LockFileError(
+            f"cannot open the lock file {path} (beside state_file): {exc.strerror or exc}; "
+            "nothing changed"
         ) from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise LockFileError(f"the lock file {path} is not a regular file; nothing changed")
+    return fd
+
+
+def check(path: Path) -> None:
+    """Raise LockFileError now if the lock file could not be opened (start-up)."""
+    os.close(_open(path))
 
 
 def _same_file(fd: int, path: Path) -> bool:

@@ -34,7 +34,7 @@ def target_label(target: str) -> str:
     return target or "global"
 
 
-SKIP_REASONS = ("missed", "overlap", lock.LABEL)
+SKIP_REASONS = ("missed", "overlap", lock.LABEL, lock.LOCK_FILE_LABEL)
 """Every value of ``amtuner_cycles_skipped_total{reason}``, exported at 0 from the start so a
 rate() over it has a series before the first skip."""
 

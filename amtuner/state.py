@@ -19,8 +19,9 @@ from typing import Any
 
 from amtuner import audit
 from amtuner.cycle import CycleReport, States
-from amtuner.executor.errors import WriteError
+from amtuner.executor.errors import NotRegularFileError, WriteError
 from amtuner.executor.files import replace_file
+from amtuner.executor.reading import read_regular
 from amtuner.model import ControllerState
 
 FORMAT_VERSION = 1
@@ -31,10 +32,13 @@ class StateError(OSError):
 
 
 def _read(path: Path) -> dict[str, Any] | None:
+    """The file's document; a FIFO or a device is refused unopened (a FIFO would block)."""
     try:
-        raw = path.read_text(encoding="utf-8")
+        raw = read_regular(path).decode("utf-8")
     except FileNotFoundError:
         return None
+    except NotRegularFileError as exc:
+        raise StateError(f"state file: {exc}") from exc
     except OSError as exc:
         raise StateError(f"cannot read state file {path}: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
@@ -51,12 +55,19 @@ def _read(path: Path) -> dict[str, Any] | None:
         raise StateError(
             f"state file {path} is not valid ({exc}); move it aside to restart the search"
         ) from exc
+    except RecursionError as exc:
+        raise StateError(
+            f"state file {path} is not valid (JSON nested too deep); move it aside to restart "
+            "the search"
+        ) from exc
 
 
 def _finite(value: object, what: str) -> float:
     """A JSON number that is finite (Python's json reads NaN and Infinity literals)."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{what} is {value!r}, not a number")
+    if isinstance(value, int) and abs(value) > 2**53:  # float() of it may overflow
+        raise ValueError(f"{what} is an integer beyond 2**53, out of range")
     if not math.isfinite(value):
         raise ValueError(f"{what} is {value}, not a finite number")
     return float(value)

@@ -100,7 +100,11 @@ def cmd_status(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return ExitCode.FAILED
-    changes = audit.tail(cfg.audit_log, args.lines) if cfg.audit_log else []
+    try:
+        changes = audit.tail(cfg.audit_log, args.lines) if cfg.audit_log else []
+    except audit.AuditError as exc:
+        print(f"amtuner status: {exc}; no changes shown", file=sys.stderr)
+        changes = []
     if args.json:
         json.dump(status_document(cfg.state_file, states, last, changes), sys.stdout, indent=2)
         print()

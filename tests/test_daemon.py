@@ -544,12 +544,14 @@ def test_run_refuses_to_start_on_an_invalid_config_or_state(setup: Setup) -> Non
     assert "move it aside" in proc.stderr
 
 
-def test_run_exits_1_when_the_metrics_port_is_taken(setup: Setup) -> None:
+def test_run_exits_2_when_the_metrics_port_is_taken(setup: Setup) -> None:
+    """A start-up setting that cannot work: 2, as the README says, so systemd does not restart
+    into the same busy port."""
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
         taken.listen()
         port = taken.getsockname()[1]
         setup.write(metrics={"enabled": True, "port": port})
         proc = run_command(setup.config_path)
-    assert proc.returncode == 1
+    assert proc.returncode == 2
     assert f"cannot serve metrics on 127.0.0.1:{port}" in proc.stderr

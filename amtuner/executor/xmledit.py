@@ -275,9 +275,21 @@ class SchedulerFile:
     # --- reading ----------------------------------------------------------------------------
 
     def current_value(self, target: str) -> float | None:
-        """The value written in the file for ``target``; None when the file does not set it."""
+        """The value written in the file for ``target``; None when the file does not set it.
+
+        A CapacityScheduler's ``maximum-am-resource-percent`` is a fraction (0.1 is 10 %,
+        ``CapacitySchedulerConfiguration.getMaximumApplicationMasterResourcePercent``): a value
+        outside [0, 1] is a typo (10 for 10 %) that the controller must not start from."""
         node = self._value_node(target)
-        return None if node is None else _as_float(node, str(self.path))
+        if node is None:
+            return None
+        value = _as_float(node, str(self.path))
+        if self.kind is SchedulerKind.CAPACITY and not 0.0 <= value <= 1.0:
+            raise ExecutorError(
+                f"{self.path}: {capacity_key(target)} is {node.text}, not a fraction in "
+                "[0, 1] (0.1 is 10 %)"
+            )
+        return value
 
     @property
     def schedules_vcores(self) -> bool:
@@ -440,14 +452,9 @@ def _value_child(prop: Node | None) -> Node | None:
 def _flatten(root: Node, masked: set[int], skipped: set[int]) -> list[tuple[object, ...]]:
     """Tree as comparable rows; ``masked`` elements' text is ignored, ``skipped`` ones dropped."""
     rows: list[tuple[object, ...]] = []
-    for node in root.iter():
+    for depth, node in root.walk():
         if node.order in skipped:
             continue
-        depth = 0
-        parent = node.parent
-        while parent is not None:
-            depth += 1
-            parent = parent.parent
         text = None if node.order in masked else node.text
         rows.append((depth, node.tag, sorted(node.attrs.items()), text))
     return rows

@@ -45,9 +45,19 @@ class Node:
         return "".join(self.chunks).strip()
 
     def iter(self) -> Iterator[Node]:
-        yield self
-        for child in self.children:
-            yield from child.iter()
+        """This element and every one under it, in document order."""
+        for _, node in self.walk():
+            yield node
+
+    def walk(self) -> Iterator[tuple[int, Node]]:
+        """(depth below this element, element) in document order, with a stack of its own
+        rather than recursion: a file nested deeper than Python's recursion limit is read, or
+        refused, like any other."""
+        stack: list[tuple[int, Node]] = [(0, self)]
+        while stack:
+            depth, node = stack.pop()
+            yield depth, node
+            stack.extend((depth + 1, child) for child in reversed(node.children))
 
 
 def tag_end_of(data: bytes, start: int) -> int:

@@ -84,6 +84,10 @@ def make_session(rm: RMSettings) -> requests.Session:
         if isinstance(rm.verify, str) and not Path(rm.verify).exists():
             raise ObservationError("auth", f"rm.verify: CA bundle {rm.verify} does not exist")
         session.verify = rm.verify
+    for key, path in (("client_cert", rm.client_cert), ("client_key", rm.client_key)):
+        if path is not None and not Path(path).is_file():
+            # requests would fail each request with a bare OSError; this cannot work at all.
+            raise ObservationError("auth", f"rm.{key}: {path} does not exist or is not a file")
     if rm.client_cert:
         session.cert = (rm.client_cert, rm.client_key) if rm.client_key else rm.client_cert
     if rm.user_name:

@@ -105,6 +105,8 @@ def decode_json(body: bytes | str, content_type: str, url: str) -> Any:
         return json.loads(text)
     except ValueError as exc:
         raise _bad(f"{url} answered a body that is not valid JSON ({exc}; truncated?)") from exc
+    except RecursionError as exc:
+        raise _bad(f"{url} answered JSON nested deeper than Python can read") from exc
 
 
 def _obj(parent: Any, key: str, where: str) -> Mapping[str, Any]:
@@ -116,6 +118,12 @@ def _obj(parent: Any, key: str, where: str) -> Mapping[str, Any]:
     return value
 
 
+MAX_FIGURE = 2**53
+"""Larger than any count or MB figure an RM reports (a JSON number up to it is exact as a double,
+as the RM's own Jackson/JAXB writes it): anything above is garbage, and would overflow the
+float figures (ratios, metrics) made from it."""
+
+
 def _number(value: Any, where: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise _bad(f"{where}: expected a number, got {value!r}")
@@ -123,14 +131,22 @@ def _number(value: Any, where: str) -> int:
         raise _bad(f"{where}: expected a whole number, got {value!r}")
     if value < 0:
         raise _bad(f"{where}: negative value {value!r}")
+    if value > MAX_FIGURE:
+        raise _bad(f"{where}: {_short(value)} is more than any RM reports")
     return int(value)
+
+
+def _short(value: int | float) -> str:
+    """A number for a message: a 4,000-digit one is not printed whole."""
+    text = repr(value)
+    return text if len(text) <= 24 else f"{text[:12]}... ({len(text)} digits)"
 
 
 def _count(obj: Mapping[str, Any], key: str, where: str) -> int:
     if key not in obj:
         raise _bad(f"{where}: missing field {key!r}")
     value = obj[key]
-    if type(value) is int and value >= 0:  # the common case, without building the field's name
+    if type(value) is int and 0 <= value <= MAX_FIGURE:  # the common case, no name built
         return value
     return _number(value, f"{where}.{key}")
 
@@ -164,6 +180,25 @@ class ClusterMetrics:
     memory_reserved_mb: int | None = None
 
 
+MAX_CLUSTER_MB = 2**40
+"""An exabyte of memory: more than any YARN cluster holds (the largest run some 10^4 nodes of
+well under a terabyte each)."""
+
+
+def refuse_implausible(m: ClusterMetrics, where: str) -> None:
+    """Refuse memory figures no RM could report: the scheduler allocates only what its nodes
+    hold, so these come from a broken or hostile answer, and a controller acting on them would
+    move A for nothing. Not vcores: a CapacityScheduler with the default resource calculator
+    counts one per container whatever the nodes have, so its used vcores can pass the total."""
+    if m.memory_total_mb > MAX_CLUSTER_MB:
+        raise _bad(f"{where}: total memory {m.memory_total_mb} MB is more than any cluster holds")
+    if m.memory_used_mb > m.memory_total_mb:
+        raise _bad(
+            f"{where}: memory used {m.memory_used_mb} MB is more than the total "
+            f"{m.memory_total_mb} MB"
+        )
+
+
 def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
     """Read ``{"clusterMetrics": {…}}``; refuses missing/negative figures and a zero total."""
     m = _obj(doc, "clusterMetrics", url)
@@ -186,6 +221,7 @@ def parse_metrics(doc: Any, url: str = "metrics") -> ClusterMetrics:
             "zero-total",
             f"{where}: totalMB is 0 (no NodeManager registered yet?): memory ratio undefined",
         )
+    refuse_implausible(metrics, where)
     return metrics
 
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from html import unescape
 
 from amtuner.model import SchedulerKind
-from amtuner.monitor.rest import ClusterMetrics, ObservationError
+from amtuner.monitor.rest import ClusterMetrics, ObservationError, refuse_implausible
 
 _PREFIXES = "KMGTPE"
 _BYTE_DESC = re.compile(r"^(\d+(?:\.\d+)?)\s*([KMGTPE]?)B$")
@@ -273,6 +273,7 @@ def parse_cluster_page(html: str | bytes, url: str = "web UI") -> ClusterPage:
         vcores_used=used_vcores,
         vcores_total=total_vcores,
     )
+    refuse_implausible(metrics, url)
     return ClusterPage(metrics=metrics, scheduler=_scheduler_kind(page, url))
 
 

@@ -76,9 +76,9 @@ def activate() -> bool:
         return False
     try:
         where = build_dir()
-    except OSError:
-        return False
-    if not (where / _DONE).is_file():
+        if not (where / _DONE).is_file():
+            return False
+    except (OSError, RuntimeError):  # an unreadable $HOME, or none (Path.home)
         return False
     package = sys.modules["amtuner.sim"]
     modules = str(where / "amtuner" / "sim")
@@ -123,7 +123,7 @@ def ensure_built(*, quiet: bool = False) -> bool:
               file=sys.stderr)  # fmt: skip
     try:
         build(build_dir())
-    except BuildError as exc:
+    except (BuildError, OSError, RuntimeError) as exc:  # an unwritable cache, $HOME unreadable
         print(f"amtuner: {exc}; running the simulator core as Python", file=sys.stderr)
         return False
     return activate()

@@ -348,8 +348,11 @@ def test_from_settings_timeouts_on_every_request(
 def test_make_session(tmp_path: Path) -> None:
     ca = tmp_path / "ca.pem"
     ca.write_text("not parsed here")
-    s = make_session(RMSettings(verify=str(ca), client_cert="c.pem", client_key="k.pem"))
-    assert (s.verify, s.cert, s.trust_env) == (str(ca), ("c.pem", "k.pem"), False)
+    cert, key = tmp_path / "c.pem", tmp_path / "k.pem"
+    cert.write_text("not parsed here")
+    key.write_text("not parsed here")
+    s = make_session(RMSettings(verify=str(ca), client_cert=str(cert), client_key=str(key)))
+    assert (s.verify, s.cert, s.trust_env) == (str(ca), (str(cert), str(key)), False)
     s = make_session(RMSettings(verify=True, insecure_skip_verify=True, user_name="yarn"))
     assert s.verify is False and s.params == {"user.name": "yarn"} and s.auth is None
     with pytest.raises(ObservationError, match="does not exist"):
