@@ -478,7 +478,7 @@ def format_report(summary: dict[str, Any]) -> str:
         lines.append(f"worst cases for {name} (mean JCT / best fixed; replay the worst run seed):")
         for w in entry["worst"]:
             lines.append(
-                f"  {w['case']:<10} {w['scheduler']:<8} {_cell(w['jct_vs_best'], '.3f'):>6}"
+                f"  {w['case']:<10} {w['scheduler']:<8} {_cell(w['jct_vs_best'] or 'never'):>6}"
                 f"  (best fixed A {_cell(w['best_jct_a'], 'g')})"
             )
             lines.append(f"      {w['replay']}")

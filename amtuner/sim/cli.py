@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--workload",
         required=True,
-        help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH[@NODES]",
+        help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH[@NODES], zoo:SEED (a "
+        "drawn case of amtuner bench zoo; its scheduler is in the bench's report)",
     )
     p.add_argument("--nodes", type=int, help="number of nodes (default: the workload's)")
     p.add_argument("--node-memory-mb", type=int, help="memory per node (default: the workload's)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from pathlib import Path
 
 import pytest
 
@@ -115,6 +116,7 @@ def test_summary_of_hand_made_cases() -> None:
     text = bz.format_report(s)
     assert "1 / 1 / 1" in text and "zoo:4 capacity" in text
     assert "never" in text.splitlines()[3]
+    assert "zoo:3      capacity  never" in text
 
 
 def test_the_development_range_is_named_in_the_help() -> None:
@@ -183,3 +185,26 @@ def test_a_replay_command_gives_the_figure_it_replays(small: tuple[dict, str]) -
         assert run.returncode == 0, run.stderr
         seed = int(argv[argv.index("--seed") + 1])
         assert json.loads(run.stdout)["mean_jct_s"] == per_seed[seed], command
+
+
+def test_both_schedulers_run_each_case_on_each() -> None:
+    result = bz.run_zoo(3, 1, seeds=1, policies=["paper"], workers=1, scheduler="both")
+    assert [(c.seed, c.scheduler) for c in result.cases] == [(3, k) for k in SchedulerKind]
+    for c in result.cases:
+        assert set(bz.COARSE_VALUES) <= set(c.fixed)
+        assert [len(r) for r in (*c.fixed.values(), *c.policies.values())] == [1] * (
+            len(c.fixed) + 1
+        )
+    summary = bz.summarize(result)
+    assert summary["schedulers"] == {"capacity": 1, "fair": 1}
+    assert {c["default_a"] for c in summary["cases"]} == {0.1, 0.5}
+
+
+def test_the_documented_report_is_the_one_its_json_makes() -> None:
+    """docs/zoo.md quotes the report of the run docs/zoo-bench.json recorded, word for word."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    summary = json.loads((docs / "zoo-bench.json").read_text())
+    page = (docs / "zoo.md").read_text()
+    block = page.split("```text\n", 1)[1].split("```", 1)[0]
+    assert block.rstrip() == bz.format_report(summary)
+    assert summary["parameters"]["cases"] == 200 and summary["parameters"]["run_seeds"] == 3

@@ -154,7 +154,7 @@ LARGE_CAP = MAX_TASKS // (2 * MIN_JOBS)
 HORIZON_FACTOR = 20.0
 HORIZON_S = (4 * 3600.0, 24 * 3600.0)
 """A run still going after `HORIZON_FACTOR` x (arrival window + busy time), within these
-bounds, counts as never finishing: even one AM at a time finishes a case well before."""
+bounds, counts as never finishing: twenty times what the cluster needs at a good A."""
 
 SCHEDULERS = (SchedulerKind.CAPACITY, SchedulerKind.FAIR)
 
