@@ -12,7 +12,8 @@ import pytest
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM
 from amtuner.realyarn.build import Build
-from amtuner.realyarn.cluster import _hadoop_xml, leftover_processes
+from amtuner.realyarn.cluster import leftover_processes
+from amtuner.realyarn.secure import hadoop_xml
 
 NO_BUILD = Build(jar=Path("realyarn.jar"), lib=Path("lib"), java="java")
 
@@ -34,7 +35,7 @@ def test_yarn_site_carries_the_scheduler_its_file_and_the_cluster_shape(tmp_path
 
 
 def test_the_site_file_is_hadoop_xml_with_values_escaped() -> None:
-    root = ET.fromstring(_hadoop_xml({"a.b": "<1 & 2>"}))
+    root = ET.fromstring(hadoop_xml({"a.b": "<1 & 2>"}))
     assert root.tag == "configuration"
     assert [(p.findtext("name"), p.findtext("value")) for p in root] == [("a.b", "<1 & 2>")]
 
@@ -60,3 +61,23 @@ def test_leftovers_are_found_by_their_directory_never_by_name(tmp_path: Path) ->
             p.kill()
             p.wait()
     assert ours.pid not in leftover_processes(inside)
+
+
+def test_a_secured_cluster_turns_simple_auth_into_kerberos_and_spnego(tmp_path: Path) -> None:
+    from amtuner.realyarn.secure import Security
+
+    security = Security(admins=("amtuner",), https=True, ticket_lifetime_s=30)
+    spec = ClusterSpec(SchedulerKind.CAPACITY, security=security)
+    site = spec.yarn_site(tmp_path, tmp_path / "capacity-scheduler.xml")
+    assert site["hadoop.security.authentication"] == "kerberos"
+    assert site["hadoop.http.authentication.type"] == "kerberos"
+    assert site["hadoop.http.authentication.simple.anonymous.allowed"] == "false"
+    assert site["yarn.resourcemanager.webapp.spnego-principal"] == "HTTP/localhost@EXAMPLE.COM"
+    assert (site["yarn.admin.acl"], site["yarn.http.policy"]) == ("amtuner", "HTTPS_ONLY")
+    props = security.jvm_properties(tmp_path)
+    assert "-Damtuner.kdc.ticket-lifetime=30" in props
+    keytabs = next(p for p in props if p.startswith("-Damtuner.kdc.keytabs="))
+    assert f"{tmp_path}/secure/tenant.keytab=tenant/localhost" in keytabs
+    (tmp_path / "secure").mkdir()
+    conf = security.write_krb5_conf(tmp_path, 4321)
+    assert "kdc = 127.0.0.1:4321" in conf.read_text()

@@ -19,10 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 from typing import Any
-from xml.sax.saxutils import escape
 
 from amtuner.model import SchedulerKind
 from amtuner.realyarn.build import Build, ensure_built
+from amtuner.realyarn.secure import HOST, Security, hadoop_xml
 from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
 from amtuner.sim.sched_config import default_scheduler_config
 
@@ -72,6 +72,8 @@ class ClusterSpec:
     changes by ``PUT /ws/v1/cluster/scheduler-conf``; ``rmadmin -refreshQueues`` is refused."""
     site: dict[str, str] = field(default_factory=dict)
     """More yarn-site.xml properties (they win over the ones derived from the fields above)."""
+    security: Security | None = None
+    """Kerberos (and HTTPS) instead of simple authentication (`amtuner.realyarn.secure`)."""
 
     def yarn_site(self, work: Path, scheduler_file: Path) -> dict[str, str]:
         props = {
@@ -104,6 +106,8 @@ class ClusterSpec:
             props["yarn.scheduler.fair.allocation.file"] = str(scheduler_file)
         elif self.mutable_store:
             props["yarn.scheduler.configuration.store.class"] = "memory"
+        if self.security is not None:
+            props |= self.security.yarn_site(work)
         return props | self.scheduler_site()
 
     def scheduler_site(self) -> dict[str, str]:
@@ -114,16 +118,6 @@ class ClusterSpec:
         if self.scheduler is SchedulerKind.FAIR:
             props = {USER_AS_DEFAULT_QUEUE: "false", ALLOW_UNDECLARED_POOLS: "false"}
         return props | self.site
-
-
-def _hadoop_xml(props: dict[str, str]) -> bytes:
-    lines = ['<?xml version="1.0"?>', "<configuration>"]
-    for name, value in props.items():
-        lines.append(
-            f"  <property><name>{escape(name)}</name><value>{escape(value)}</value></property>"
-        )
-    lines.append("</configuration>")
-    return ("\n".join(lines) + "\n").encode()
 
 
 class RealRM:
@@ -150,8 +144,17 @@ class RealRM:
 
     @property
     def url(self) -> str:
-        """The RM's web address (REST API and web UI)."""
-        return "http://127.0.0.1:" + str(self.ready["webapp"]).rsplit(":", 1)[1]
+        """The RM's web address (REST API and web UI). A secured cluster's is on ``localhost``,
+        the host of its SPNEGO principal (``HTTP/localhost``) and of its certificate."""
+        host = "127.0.0.1" if self.spec.security is None else HOST
+        scheme = str(self.ready.get("scheme", "http://"))
+        return f"{scheme}{host}:" + str(self.ready["webapp"]).rsplit(":", 1)[1]
+
+    def client_env(self) -> dict[str, str]:
+        """What a Kerberos client of this cluster needs in its environment: its krb5.conf."""
+        if self.spec.security is None:
+            return {}
+        return {"KRB5_CONFIG": str(self.spec.security.krb5_conf(self.work))}
 
     @property
     def hadoop_version(self) -> str:
@@ -179,12 +182,18 @@ class RealRM:
         for sub in ("conf", "run", "data", "tmp", "am-done", "bin"):
             (self.work / sub).mkdir(parents=True, exist_ok=True)
         site = self.spec.yarn_site(self.work, self.scheduler_file)
-        (self.conf_dir / "yarn-site.xml").write_bytes(_hadoop_xml(site))
+        (self.conf_dir / "yarn-site.xml").write_bytes(hadoop_xml(site))
+        security = self.spec.security
+        secure_options: list[str] = []
+        if security is not None:
+            security.prepare(self.work, self.conf_dir, self.build.java)
+            (self.conf_dir / "core-site.xml").write_bytes(hadoop_xml(security.core_site()))
+            secure_options = security.jvm_properties(self.work)
         self.write_scheduler_file()
         ready = self.work / "ready.json"
         ready.unlink(missing_ok=True)
         argv = [
-            self.build.java, *JVM_OPTIONS,
+            self.build.java, *JVM_OPTIONS, *secure_options,
             f"-Dtest.build.data={self.work / 'data'}", f"-Djava.io.tmpdir={self.work / 'tmp'}",
             "-cp", self.build.classpath(self.conf_dir), LAUNCHER,
             str(self.spec.nodes), str(ready), str(self.markers), str(self.spec.am_heartbeat_ms),
@@ -209,16 +218,23 @@ class RealRM:
                 )
             time.sleep(0.2)
         self.ready = json.loads(ready.read_text())
+        if security is not None:
+            security.write_krb5_conf(self.work, int(self.ready["kdc_port"]))
         self._write_yarn_shim()
         return self
 
     def _write_yarn_shim(self) -> None:
         """``bin/yarn``: ``yarn rmadmin …`` as Hadoop's own RMAdminCLI against this cluster, so
         amtuner's default ``refresh.command`` runs unchanged. A short connect wait: a dead RM
-        makes the CLI retry for minutes otherwise."""
+        makes the CLI retry for minutes otherwise. On a secured cluster the CLI logs in from the
+        ticket cache its caller names (KRB5CCNAME), as Hadoop's own ``yarn`` does, with the
+        cluster's krb5.conf."""
+        krb5 = []
+        if self.spec.security is not None:
+            krb5 = [f"-Djava.security.krb5.conf={self.spec.security.krb5_conf(self.work)}"]
         java_argv = " ".join([
             self.build.java, "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-            "-Djava.net.preferIPv4Stack=true",
+            "-Djava.net.preferIPv4Stack=true", *krb5,
             "-cp", f"'{self.build.classpath(self.conf_dir)}'", RMADMIN,
             "-D", f"yarn.resourcemanager.admin.address={self.ready['admin']}",
             "-D", "yarn.resourcemanager.connect.max-wait.ms=5000",

@@ -1,6 +1,7 @@
 package io.amtuner.realyarn;
 
 import java.io.BufferedReader;
+import java.io.File;
 import java.io.InputStreamReader;
 import java.lang.reflect.Field;
 import java.nio.charset.StandardCharsets;
@@ -8,13 +9,18 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.Properties;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.hadoop.minikdc.MiniKdc;
+import org.apache.hadoop.security.SecurityUtil;
+import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.service.AbstractService;
 import org.apache.hadoop.service.Service;
 import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
+import org.apache.hadoop.yarn.webapp.util.WebAppUtils;
 
 /**
  * Starts Hadoop's own ResourceManager and NodeManagers in this JVM (MiniYARNCluster), writes their
@@ -24,6 +30,12 @@ import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
  * <p>Every scheduler setting comes from the conf directory first on the classpath, because
  * {@code AdminService.refreshQueues} re-reads yarn-site.xml and the scheduler file from there: a
  * setting made in code would be lost on the first refresh.
+ *
+ * <p>A secured cluster (Kerberos, SPNEGO on the web endpoint) starts Hadoop's MiniKdc in this JVM
+ * first, before anything reads the security settings, when the system property {@code
+ * amtuner.kdc.dir} names its directory: {@code amtuner.kdc.keytabs} lists the keytabs to write
+ * ({@code FILE=PRINCIPAL,PRINCIPAL;FILE=...}) and {@code amtuner.kdc.ticket-lifetime} caps every
+ * ticket it issues, so that renewal happens within a test. Its port and realm go in the ready file.
  *
  * <p>Usage: {@code Launcher NODES READY_FILE MARKER_DIR AM_HEARTBEAT_MS}. Exit code 0 after
  * {@code quit}, 1 when the cluster could not start (the reason is on stderr).
@@ -42,6 +54,7 @@ public final class Launcher {
   }
 
   private static void run(int nodes, Path ready, Path markers, long amHeartbeatMs) throws Exception {
+    MiniKdc kdc = startKdc();
     AtomicReference<Object> rmPipeline = new AtomicReference<>();
     AbstractService.registerGlobalListener(
         service -> {
@@ -49,8 +62,16 @@ public final class Launcher {
             rmPipeline.set(guicePipeline(null));
           }
         });
+    YarnConfiguration conf = new YarnConfiguration();
+    if (kdc != null) {
+      // MiniYARNCluster's RM and NMs skip their own keytab login (doSecureLogin is a no-op in
+      // it), so the JVM logs in once as the RM's principal and every daemon in it serves as that.
+      UserGroupInformation.setConfiguration(conf);
+      SecurityUtil.login(
+          conf, YarnConfiguration.RM_KEYTAB, YarnConfiguration.RM_PRINCIPAL, "localhost");
+    }
     MiniYARNCluster cluster = new MiniYARNCluster("amtuner", 1, nodes, 1, 1);
-    cluster.init(new YarnConfiguration());
+    cluster.init(conf);
     cluster.start();
     if (!cluster.waitForNodeManagersToConnect(60_000)) {
       throw new IllegalStateException(nodes + " NodeManagers did not register within 60 s");
@@ -68,7 +89,10 @@ public final class Launcher {
     hostThread.start();
 
     String json =
-        "{\"webapp\": \"" + rmConf.get(YarnConfiguration.RM_WEBAPP_ADDRESS) + "\", "
+        "{\"webapp\": \"" + WebAppUtils.getRMWebAppURLWithoutScheme(rmConf) + "\", "
+            + "\"scheme\": \"" + WebAppUtils.getHttpSchemePrefix(rmConf) + "\", "
+            + (kdc == null ? "" : "\"kdc_port\": " + kdc.getPort() + ", \"realm\": \""
+                + kdc.getRealm() + "\", ")
             + "\"admin\": \"" + rmConf.get(YarnConfiguration.RM_ADMIN_ADDRESS) + "\", "
             + "\"rm\": \"" + rmConf.get(YarnConfiguration.RM_ADDRESS) + "\", "
             + "\"scheduler\": \"" + rmConf.get(YarnConfiguration.RM_SCHEDULER_ADDRESS) + "\", "
@@ -88,6 +112,30 @@ public final class Launcher {
     // No graceful MiniYARNCluster.stop(): each NodeManager waits about 17 s for apps and RPC
     // servers, and nothing here outlives the JVM but the containers, which the caller reaps.
     Runtime.getRuntime().halt(0);
+  }
+
+  /** The secured cluster's KDC with its keytabs written, or null for simple authentication. */
+  private static MiniKdc startKdc() throws Exception {
+    String dir = System.getProperty("amtuner.kdc.dir");
+    if (dir == null) {
+      return null;
+    }
+    Properties conf = MiniKdc.createConf();
+    conf.setProperty(MiniKdc.KDC_BIND_ADDRESS, "127.0.0.1");
+    String lifetime = System.getProperty("amtuner.kdc.ticket-lifetime");
+    if (lifetime != null) {
+      conf.setProperty(MiniKdc.MAX_TICKET_LIFETIME, lifetime);
+      conf.setProperty(MiniKdc.MAX_RENEWABLE_LIFETIME, lifetime);
+    }
+    MiniKdc kdc = new MiniKdc(conf, new File(dir));
+    kdc.start();
+    for (String keytab : System.getProperty("amtuner.kdc.keytabs", "").split(";")) {
+      if (!keytab.isBlank()) {
+        String[] fileAndPrincipals = keytab.split("=", 2);
+        kdc.createPrincipal(new File(fileAndPrincipals[0]), fileAndPrincipals[1].split(","));
+      }
+    }
+    return kdc;
   }
 
   /** Reads (value null) or sets Guice's JVM-wide GuiceFilter pipeline. */
