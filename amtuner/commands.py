@@ -21,6 +21,7 @@ from amtuner.model import GLOBAL_TARGET, Observation, Rule
 
 if TYPE_CHECKING:
     from amtuner.cycle import Cycle, CycleReport
+    from amtuner.kerberos import KerberosLogin
 
 log = logging.getLogger(__name__)
 
@@ -76,14 +77,27 @@ def _load(args: argparse.Namespace) -> Config:
     return cfg
 
 
+def kerberos_login(cfg: Config) -> KerberosLogin | None:
+    """amtuner's Kerberos identity when ``rm.kerberos`` is on."""
+    from amtuner.kerberos import KerberosLogin
+
+    return KerberosLogin.of(cfg.rm, cfg.state_file) if cfg.rm.kerberos else None
+
+
 def build_cycle(cfg: Config) -> Cycle:
+    """The REST requests (SPNEGO) and the refresh (its command's ticket cache, or the same
+    session) act as one identity."""
     from amtuner.cycle import Cycle
     from amtuner.executor import make_refresher
     from amtuner.monitor import RMClient, make_session
 
-    session = make_session(cfg.rm)
+    login = kerberos_login(cfg)
+    session = make_session(cfg.rm, login)
     monitor = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
-    refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
+    refresher = make_refresher(
+        cfg.refresh, cfg.rm.urls, session=session,
+        environment=None if login is None else login.fresh_environment,
+    )  # fmt: skip
     return Cycle(config=cfg, monitor=monitor, refresher=refresher)
 
 
@@ -175,14 +189,21 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
     none) and the risks found, each line printed as it is found."""
     from amtuner.executor import ExecutorError, make_refresher
     from amtuner.executor.source import open_config
+    from amtuner.kerberos import admin_acl_verdict
     from amtuner.monitor import ObservationError, RMClient, make_session
     from amtuner.risks import find_risks, untuned_partitions
 
+    login = kerberos_login(cfg)
     try:
-        session = make_session(cfg.rm)
+        session = make_session(cfg.rm, login)
     except ObservationError as exc:
         print(f"rm        UNUSABLE ({exc.reason}): {exc}")
         return ExitCode.CONFIG, []
+    principal = None
+    if login is not None:
+        principal = _check_kerberos(login)
+        if principal is None:
+            return ExitCode.CONFIG, []
     client = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
     targets = [t for t in cfg.scheduler.targets if t != GLOBAL_TARGET]
     try:
@@ -201,7 +222,10 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
     if unusable is not None:
         print(f"refresh   UNUSABLE: refresh.method: {unusable}")
         code = code or ExitCode.CONFIG
-    refresher = make_refresher(cfg.refresh, cfg.rm.urls, session=session)
+    refresher = make_refresher(
+        cfg.refresh, cfg.rm.urls, session=session,
+        environment=None if login is None else login.fresh_environment,
+    )  # fmt: skip
     try:
         _, sched_file = open_config(cfg.scheduler.config_file, obs.scheduler, refresher)
         values = {
@@ -213,8 +237,29 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
     for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
     risks = find_risks(sched_file, obs, cfg)
+    if principal is not None and cfg.refresh.method == "command":
+        allowed, why = admin_acl_verdict(principal, cfg.scheduler.config_file)
+        if allowed is False:
+            risks.append(why)
+        else:
+            print(f"acl       {why}")
     print(f"refresh   {refresher.describe()}")
     return code, risks
+
+
+def _check_kerberos(login: KerberosLogin) -> str | None:
+    """Prints who amtuner is, whether its keytab can be read and how long its ticket lasts;
+    returns the principal, or None when no ticket can be had."""
+    from amtuner.kerberos import KerberosError
+
+    print(f"kerberos  {login.describe()}")
+    try:
+        creds = login.credentials()
+    except KerberosError as exc:
+        print(f"kerberos  UNUSABLE: {exc}")
+        return None
+    print(f"kerberos  ok: {creds.name}, ticket valid for {creds.lifetime} s")
+    return str(creds.name)
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:

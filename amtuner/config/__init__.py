@@ -111,6 +111,9 @@ _SECTIONS: Final[dict[str, Check]] = {
             "client_cert": _optional(_as_str(_file_path)),
             "client_key": _optional(_as_str(_file_path)),
             "kerberos": _boolean,
+            "principal": _optional(_string),
+            "keytab": _optional(_file_path),
+            "ticket_cache": _optional(_file_path),
             "user_name": _optional(_string),
             "web_ui_fallback": _boolean,
         },
@@ -269,6 +272,9 @@ def _cross_checks(c: _Checker, cfg: Config) -> None:
         c.fail(("rm", "client_key"), "needs rm.client_cert as well")
     if cfg.rm.insecure_skip_verify and isinstance(cfg.rm.verify, str):
         c.fail(("rm", "insecure_skip_verify"), "contradicts rm.verify, which names a CA bundle")
+    for key in ("principal", "keytab", "ticket_cache"):
+        if getattr(cfg.rm, key) is not None and not cfg.rm.kerberos:
+            c.fail(("rm", key), "is used only with rm.kerberos: true")
 
 
 def _build(

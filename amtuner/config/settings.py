@@ -91,7 +91,17 @@ class RMSettings:
     client_cert: str | None = None
     client_key: str | None = None
     kerberos: bool = False
-    """SPNEGO through the optional ``requests-gssapi`` (pip install 'amtuner[kerberos]')."""
+    """SPNEGO through the optional ``requests-gssapi`` (pip install 'amtuner[kerberos]'); the
+    refresh command acts as the same principal (`amtuner.kerberos`)."""
+    principal: str | None = None
+    """amtuner's Kerberos principal (``amtuner/rm1.example.com@EXAMPLE.COM``); None: the
+    keytab's first, or the ticket cache's. Its short name must be in ``yarn.admin.acl``."""
+    keytab: Path | None = None
+    """The client keytab amtuner gets and renews its tickets from; None: the environment's
+    ``KRB5_CLIENT_KTNAME``, else a ticket cache kept by others (``KRB5CCNAME``)."""
+    ticket_cache: Path | None = None
+    """Where amtuner keeps the tickets it gets from the keytab; None: ``krb5cc`` beside
+    ``state_file``."""
     user_name: str | None = None
     """``?user.name=`` for RMs with simple (pseudo) authentication."""
     web_ui_fallback: bool = True

@@ -21,7 +21,7 @@ import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 KEEP_BYTES = 8 * 1024
@@ -56,8 +56,14 @@ def _kill_group(pgid: int) -> None:
         os.killpg(pgid, signal.SIGKILL)
 
 
-def run_bounded(argv: Sequence[str], timeout_s: float, keep: int = KEEP_BYTES) -> Finished:
-    """Run ``argv`` (no shell, stdin from /dev/null) for at most ``timeout_s`` seconds.
+def run_bounded(
+    argv: Sequence[str],
+    timeout_s: float,
+    keep: int = KEEP_BYTES,
+    environment: Mapping[str, str] | None = None,
+) -> Finished:
+    """Run ``argv`` (no shell, stdin from /dev/null) for at most ``timeout_s`` seconds, with
+    ``environment`` over this process's own.
 
     Raises FileNotFoundError or PermissionError when the command cannot be started."""
     deadline = time.monotonic() + timeout_s
@@ -67,6 +73,7 @@ def run_bounded(argv: Sequence[str], timeout_s: float, keep: int = KEEP_BYTES) -
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         start_new_session=True,
+        env={**os.environ, **environment} if environment else None,
     )
     assert proc.stdout is not None
     fd = proc.stdout.fileno()

@@ -15,7 +15,7 @@ Three ways, as the operator configures (``refresh.method``):
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol
 from xml.sax.saxutils import escape
@@ -31,6 +31,7 @@ from amtuner.executor.xmledit import (
     Edit,
     format_value,
 )
+from amtuner.kerberos import KerberosError, SpnegoAuth, short_name
 from amtuner.model import GLOBAL_TARGET, queue_path
 
 SCHEDULER_CONF_PATH = "/ws/v1/cluster/scheduler-conf"
@@ -50,12 +51,36 @@ ADMIN_HINT = (
 """Why the mutation API answers 401/403: Hadoop 3.5's RM refuses an anonymous GET too."""
 
 
-def _http_failure(verb: str, url: str, response: requests.Response) -> RefreshError:
-    hint = f"; {ADMIN_HINT}" if response.status_code in (401, 403) else ""
+def _http_failure(
+    verb: str, url: str, response: requests.Response, principal: str | None
+) -> RefreshError:
+    """The RM refused: with Kerberos, which of the ticket (401) or the ACL (403) it was."""
+    hint = ""
+    if response.status_code in (401, 403):
+        hint = f"; {ADMIN_HINT}"
+    if principal is not None and response.status_code == 401:
+        hint = f"; the RM did not accept the SPNEGO token of {principal}"
+    elif principal is not None and response.status_code == 403:
+        hint = (
+            f"; {principal} is authenticated but not an administrator: yarn.admin.acl must name "
+            f"{short_name(principal)!r} (or a group of it)"
+        )
     return RefreshError(
         f"{verb} {url} failed with HTTP {response.status_code}: "
         f"{_tail(response.text) or response.reason}{hint}"
     )
+
+
+RMADMIN_HINTS = (
+    ("doesn't have permission to call", "the caller is not in the RM's yarn.admin.acl"),
+    (
+        "Client cannot authenticate via:[KERBEROS]",
+        "no valid Kerberos ticket in the cache KRB5CCNAME names: set rm.keytab so amtuner "
+        "keeps one",
+    ),
+)
+"""What Hadoop 3.5's RMAdminCLI prints when the RM refuses the caller (``AdminService``'s
+AccessControlException) or the caller has no ticket (``SaslRpcClient``), and what that means."""
 
 
 class Refresher(Protocol):
@@ -72,18 +97,32 @@ class CommandRefresher:
     """``yarn rmadmin -refreshQueues`` or the operator's own command: run in a process group of
     its own, killed whole at its timeout, its output bounded (`amtuner.executor.command`)."""
 
-    def __init__(self, argv: Sequence[str], timeout_s: float) -> None:
+    def __init__(
+        self,
+        argv: Sequence[str],
+        timeout_s: float,
+        environment: Callable[[], Mapping[str, str]] | None = None,
+    ) -> None:
         if not argv:
             raise ExecutorError("refresh.command is empty")
         self.argv = list(argv)
         self.timeout_s = timeout_s
+        self._environment = environment
+        """What the command gets beyond amtuner's own environment, asked for at each refresh:
+        amtuner's Kerberos ticket cache, renewed just before (`KerberosLogin.fresh_environment`)."""
 
     def describe(self) -> str:
         return shlex.join(self.argv)
 
     def refresh(self, edit: Edit) -> None:
+        extra: Mapping[str, str] = {}
+        if self._environment is not None:
+            try:
+                extra = self._environment()
+            except KerberosError as exc:
+                raise RefreshError(f"`{self.describe()}` not run: {exc}") from None
         try:
-            done = run_bounded(self.argv, self.timeout_s)
+            done = run_bounded(self.argv, self.timeout_s, environment=extra)
         except FileNotFoundError:
             raise RefreshNotRunError(
                 f"refresh command not found: {self.argv[0]} (is it on PATH?)"
@@ -98,7 +137,10 @@ class CommandRefresher:
                 f"group was killed){said}"
             )
         if done.returncode != 0:
-            raise RefreshError(f"`{self.describe()}` exited with status {done.returncode}{said}")
+            hints = "".join(f" ({hint})" for text, hint in RMADMIN_HINTS if text in output)
+            raise RefreshError(
+                f"`{self.describe()}` exited with status {done.returncode}{hints}{said}"
+            )
 
 
 def sched_conf_xml(targets: Mapping[str, tuple[float | None, float | None]]) -> bytes:
@@ -158,9 +200,11 @@ class RestRefresher:
             except requests.RequestException as e:
                 failures.append(f"{url}: {e}")
                 continue
+            except KerberosError as e:  # nothing was sent
+                raise RefreshError(f"GET {url} not sent: {e}") from None
             if response.status_code == 200:
                 return response.content
-            raise _http_failure("GET", url, response)
+            raise _http_failure("GET", url, response, self._principal())
         raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
 
     def refresh(self, edit: Edit) -> None:
@@ -184,10 +228,19 @@ class RestRefresher:
             except requests.RequestException as e:
                 failures.append(f"{url}: {e}")
                 continue
+            except KerberosError as e:  # nothing was sent
+                raise RefreshError(f"PUT {url} not sent: {e}") from None
             if 200 <= response.status_code < 300:
                 return
-            raise _http_failure("PUT", url, response)
+            raise _http_failure("PUT", url, response, self._principal())
         raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
+
+    def _principal(self) -> str | None:
+        """Who the RM saw, when the session speaks SPNEGO."""
+        auth = self.session.auth
+        if isinstance(auth, SpnegoAuth):
+            return auth.principal or "amtuner's principal"
+        return None
 
     def _put(self, url: str, body: bytes) -> requests.Response:
         return self.session.put(
@@ -211,9 +264,11 @@ def make_refresher(
     settings: RefreshSettings,
     rm_urls: Sequence[str],
     session: requests.Session | None = None,
+    environment: Callable[[], Mapping[str, str]] | None = None,
 ) -> Refresher:
+    """``environment``: what a refresh command needs beyond amtuner's own (`CommandRefresher`)."""
     if settings.method == "command":
-        return CommandRefresher(settings.command, settings.timeout_seconds)
+        return CommandRefresher(settings.command, settings.timeout_seconds, environment)
     if settings.method == "rest":
         return RestRefresher(rm_urls, session or requests.Session(), settings.timeout_seconds)
     if settings.method == "none":

@@ -26,6 +26,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from http.cookiejar import DefaultCookiePolicy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urljoin, urlsplit
@@ -34,6 +35,7 @@ import requests
 
 from amtuner import __version__
 from amtuner.config import RMEndpoint, RMSettings
+from amtuner.kerberos import EXTRA_MISSING, KerberosLogin, SpnegoAuth
 from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
 from amtuner.monitor.rest import (
     INFO_PATH,
@@ -67,8 +69,9 @@ _REDIRECTS = frozenset({301, 302, 303, 307, 308})
 _T = TypeVar("_T")
 
 
-def make_session(rm: RMSettings) -> requests.Session:
-    """One session for every RM request: TLS, client certificate, simple auth and SPNEGO.
+def make_session(rm: RMSettings, login: KerberosLogin | None = None) -> requests.Session:
+    """One session for every RM request: TLS, client certificate, simple auth and SPNEGO (as
+    ``login``, by default the principal, keytab and cache of ``rm`` as they are).
 
     ``trust_env`` is off because requests lets ``REQUESTS_CA_BUNDLE``/``CURL_CA_BUNDLE`` override
     ``session.verify`` and applies proxy variables; the config file is the only source of truth.
@@ -94,16 +97,14 @@ def make_session(rm: RMSettings) -> requests.Session:
         session.params = {"user.name": rm.user_name}
     if rm.kerberos:
         try:
-            from requests_gssapi import HTTPSPNEGOAuth
+            import requests_gssapi  # noqa: F401
         except ImportError as exc:
-            raise ObservationError(
-                "auth",
-                "rm.kerberos is true but requests-gssapi is not installed: "
-                "pip install 'amtuner[kerberos]' (needs libkrb5-dev and gcc)",
-            ) from exc
-        # The RM answers with a hadoop.auth cookie; the session keeps it, so one negotiation
-        # serves many requests.
-        session.auth = HTTPSPNEGOAuth()
+            raise ObservationError("auth", EXTRA_MISSING) from exc
+        session.auth = SpnegoAuth(
+            login or KerberosLogin(rm.principal, rm.keytab, rm.ticket_cache)
+        )
+        # Every request proves the ticket afresh (`SpnegoAuth`): no hadoop.auth cookie is kept.
+        session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
     return session
 
 

@@ -28,6 +28,7 @@ from requests.adapters import HTTPAdapter
 from urllib3.connection import HTTPConnection, HTTPSConnection
 from urllib3.connectionpool import HTTPConnectionPool, HTTPSConnectionPool
 
+from amtuner.kerberos import KerberosError
 from amtuner.monitor.rest import ObservationError
 
 _CHUNK = 64 * 1024
@@ -308,6 +309,8 @@ class RequestsTransport:
                     stream=True,
                     hooks={"response": read},
                 )
+            except KerberosError as exc:  # nothing was sent
+                raise ObservationError("auth", f"{url}: {exc}") from exc
             except Unreachable as exc:
                 if not deadline.fired:
                     raise
