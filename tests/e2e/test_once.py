@@ -26,10 +26,10 @@ def changed_lines(before: bytes, after: bytes) -> list[str]:
     return [line for line in diff if line[:1] in "+-"]
 
 
-def leaf_record(url: str, queue: str) -> dict[str, Any]:
+def leaf_record(url: str, queue: str, session: Any = requests) -> dict[str, Any]:
     """The RM's own record of one leaf queue, from /ws/v1/cluster/scheduler (either scheduler,
-    simulated or real)."""
-    info = requests.get(f"{url}/ws/v1/cluster/scheduler", timeout=10).json()["scheduler"]
+    simulated or real), read with ``session`` (a Kerberised RM's needs SPNEGO)."""
+    info = session.get(f"{url}/ws/v1/cluster/scheduler", timeout=10).json()["scheduler"]
     info = info["schedulerInfo"]
     stack = [info.get("rootQueue", info)]
     while stack:
