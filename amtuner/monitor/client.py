@@ -100,9 +100,11 @@ def make_session(rm: RMSettings, login: KerberosLogin | None = None) -> requests
             import requests_gssapi  # noqa: F401
         except ImportError as exc:
             raise ObservationError("auth", EXTRA_MISSING) from exc
-        session.auth = SpnegoAuth(
-            login or KerberosLogin(rm.principal, rm.keytab, rm.ticket_cache)
-        )
+        login = login or KerberosLogin(rm.principal, rm.keytab, rm.ticket_cache)
+        problem = login.keytab_problem()
+        if problem:  # a setting that cannot work, unlike a ticket that may come later
+            raise ObservationError("auth", f"rm.keytab: {problem}")
+        session.auth = SpnegoAuth(login)
         # Every request proves the ticket afresh (`SpnegoAuth`): no hadoop.auth cookie is kept.
         session.cookies.set_policy(DefaultCookiePolicy(allowed_domains=[]))
     return session

@@ -50,8 +50,21 @@ def run_daemon(cfg: Path) -> tuple[int, str]:
     return proc.returncode, out
 
 
+try:
+    import requests_gssapi  # noqa: F401
+except ImportError:
+    KERBEROS = {
+        "kerberos-extra-missing": ({"rm": {"kerberos": True}}, "requests-gssapi is not installed")
+    }
+else:
+    KERBEROS = {
+        "kerberos-keytab-missing": (
+            {"rm": {"kerberos": True, "keytab": "/nonexistent/amtuner.keytab"}},
+            "keytab /nonexistent/amtuner.keytab does not exist",
+        )
+    }
 START_UP = {
-    "kerberos-extra-missing": ({"rm": {"kerberos": True}}, "requests-gssapi is not installed"),
+    **KERBEROS,
     "ca-bundle-missing": ({"rm": {"verify": "/nonexistent/ca.pem"}}, "does not exist"),
     "period-out-of-range": ({"controller": {"period_seconds": 1e308}}, "controller.period_seconds"),
     "timeout-out-of-range": ({"rm": {"read_timeout_seconds": 1e300}}, "rm.read_timeout_seconds"),
