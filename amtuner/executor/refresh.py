@@ -53,8 +53,8 @@ ADMIN_HINT = (
 
 def _http_failure(
     verb: str, url: str, response: requests.Response, principal: str | None
-) -> RefreshError:
-    """The RM refused: with Kerberos, which of the ticket (401) or the ACL (403) it was."""
+) -> str:
+    """Why the RM refused: with Kerberos, which of the ticket (401) or the ACL (403) it was."""
     hint = ""
     if response.status_code in (401, 403):
         hint = f"; {ADMIN_HINT}"
@@ -65,7 +65,7 @@ def _http_failure(
             f"; {principal} is authenticated but not an administrator: yarn.admin.acl must name "
             f"{short_name(principal)!r} (or a group of it)"
         )
-    return RefreshError(
+    return (
         f"{verb} {url} failed with HTTP {response.status_code}: "
         f"{_tail(response.text) or response.reason}{hint}"
     )
@@ -184,7 +184,8 @@ class RestRefresher:
         return f"PUT {self.rm_urls[0]}{SCHEDULER_CONF_PATH} (maximum-am-resource-percent)"
 
     def fetch(self) -> bytes:
-        """The RM's current CS configuration (GET scheduler-conf, admin only).
+        """The RM's current CS configuration (GET scheduler-conf, admin only). Raises
+        ExecutorError (the scheduler configuration could not be read; nothing was changed).
 
         It has the capacity-scheduler.xml shape, so ``SchedulerFile(Path("scheduler-conf"),
         "capacity", data).edit(...)`` followed by ``refresh(edit)`` tunes an RM whose
@@ -201,11 +202,11 @@ class RestRefresher:
                 failures.append(f"{url}: {e}")
                 continue
             except KerberosError as e:  # nothing was sent
-                raise RefreshError(f"GET {url} not sent: {e}") from None
+                raise ExecutorError(f"GET {url} not sent: {e}") from None
             if response.status_code == 200:
                 return response.content
-            raise _http_failure("GET", url, response, self._principal())
-        raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
+            raise ExecutorError(_http_failure("GET", url, response, self._principal()))
+        raise ExecutorError("no ResourceManager reachable: " + "; ".join(failures))
 
     def refresh(self, edit: Edit) -> None:
         changed = {t: v for t, v in edit.targets.items() if v[0] != v[1]}
@@ -232,7 +233,7 @@ class RestRefresher:
                 raise RefreshError(f"PUT {url} not sent: {e}") from None
             if 200 <= response.status_code < 300:
                 return
-            raise _http_failure("PUT", url, response, self._principal())
+            raise RefreshError(_http_failure("PUT", url, response, self._principal()))
         raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
 
     def _principal(self) -> str | None:
