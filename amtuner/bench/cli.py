@@ -459,8 +459,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         f"cases with the command that replays each. Case seeds {dev.start}-{dev.stop - 1} are "
         f"for development; judge a policy on seeds from {ZOO_JUDGING_FIRST_SEED} up.",
     )
-    p.add_argument("--cases", type=_positive, default=200, help="default: %(default)s")
-    p.add_argument("--first-seed", type=_seed, default=dev.start,
+    p.add_argument("--cases", type=_positive, default=200,
+                   help="cases to draw, one a seed (default: %(default)s)")
+    p.add_argument("--first-seed", type=_seed, default=dev.start, metavar="FIRST",
                    help=f"the cases are seeds FIRST..FIRST+CASES-1 (default: %(default)s; "
                    f"{dev.start}-{dev.stop - 1} are for development, {ZOO_JUDGING_FIRST_SEED}+ "
                    "for judging)")
