@@ -21,6 +21,7 @@ from amtuner.cycle import CycleReport
 from amtuner.executor.errors import NotRegularFileError
 from amtuner.executor.reading import read_regular, refuse_irregular
 from amtuner.model import ControllerState, Observation
+from amtuner.safetext import shown
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def change_entries(
                     "prev_running_apps": None if prev is None else prev.prev_running,
                     "n": None if prev is None else prev.n,
                 },
-                "refresh": report.refresh,
+                "refresh": shown(report.refresh),
             }
         )
     return entries

@@ -17,6 +17,7 @@ from collections.abc import Iterator, Sequence
 from amtuner import __version__, commands, demo, shipped, status
 from amtuner.bench import cli as bench_cli
 from amtuner.exitcodes import ExitCode
+from amtuner.safetext import SafeFormatter
 from amtuner.sim import cli as sim_cli
 from amtuner.sim import serve
 
@@ -63,9 +64,9 @@ def get_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = get_parser().parse_args(argv)
-    logging.basicConfig(
-        level=args.log_level, stream=sys.stderr, format="%(levelname)s %(name)s: %(message)s"
-    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(SafeFormatter("%(levelname)s %(name)s: %(message)s"))
+    logging.basicConfig(level=args.log_level, handlers=[handler])
     if getattr(args, "compiled_core", False):  # commands that simulate a lot
         from amtuner.sim import native
 

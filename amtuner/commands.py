@@ -18,6 +18,7 @@ from amtuner import lock
 from amtuner.config import DEFAULT_PATH, Config, ConfigError, load_config, refresh_mismatch
 from amtuner.exitcodes import ExitCode
 from amtuner.model import GLOBAL_TARGET, Observation, Rule
+from amtuner.safetext import shown
 
 if TYPE_CHECKING:
     from amtuner.cycle import Cycle, CycleReport
@@ -54,20 +55,23 @@ def describe_observation(obs: Observation) -> str:
 
 
 def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
-    """The human form of a cycle: observation, one decision line per target, then the diff."""
+    """The human form of a cycle: observation, one decision line per target, then the diff;
+    redacted and printable (`amtuner.safetext`), as it may quote the RM and name its URLs."""
+    lines: list[str] = []
     if report.observation is not None:
-        print(f"observed  {describe_observation(report.observation)}", file=out)
+        lines.append(f"observed  {describe_observation(report.observation)}")
     for d in report.decisions:
-        print(
-            f"decision  {target_name(d.target)}: {d.old_a:g} -> {d.new_a:g} [{d.rule}] {d.reason}",
-            file=out,
+        lines.append(
+            f"decision  {target_name(d.target)}: {d.old_a:g} -> {d.new_a:g} [{d.rule}] {d.reason}"
         )
     if report.diff:
-        print(report.diff.rstrip("\n"), file=out)
+        lines.append(report.diff.rstrip("\n"))
     if report.error:
-        print(f"error     {report.error}: {report.message}", file=out)
+        lines.append(f"error     {report.error}: {report.message}")
     elif report.message:
-        print(f"result    {report.message}", file=out)
+        lines.append(f"result    {report.message}")
+    for line in lines:
+        print(shown(line, lines=True), file=out)
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -243,7 +247,7 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
             risks.append(why)
         else:
             print(f"acl       {why}")
-    print(f"refresh   {refresher.describe()}")
+    print(f"refresh   {shown(refresher.describe())}")
     return code, risks
 
 

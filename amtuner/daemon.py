@@ -52,6 +52,7 @@ from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.exitcodes import ExitCode
 from amtuner.metrics import Metrics, MetricsServer
+from amtuner.safetext import SafeFormatter
 from amtuner.state import StateError, load_states, save_states, summarize
 
 log = logging.getLogger(__name__)
@@ -404,7 +405,7 @@ _PRIORITY = {
 }
 
 
-class JournalFormatter(logging.Formatter):
+class JournalFormatter(SafeFormatter):
     """journald adds the time; a ``<N>`` prefix on every line (tracebacks included) gives it the
     syslog priority (SyslogLevelPrefix=yes is systemd's default)."""
 
@@ -423,7 +424,7 @@ def setup_logging(level: str) -> None:
     if for_journal():
         handler.setFormatter(JournalFormatter(fmt))
     else:
-        handler.setFormatter(logging.Formatter("%(asctime)s " + fmt))
+        handler.setFormatter(SafeFormatter("%(asctime)s " + fmt))
     logging.basicConfig(level=level, handlers=[handler], force=True)
     # Two INFO lines per run of the job would drown the cycle's own lines.
     logging.getLogger("apscheduler").setLevel(logging.WARNING)

@@ -52,7 +52,21 @@ def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list
                 f"{lowest:.0f} MB of {share} MB, less than one AM ({am_mb} MB): {consequence}; "
                 f"{_smallest_a_min(am_mb, share, cfg.controller.a_max)}"
             )
-    return risks + _guard_risks(cfg)
+    return risks + _guard_risks(cfg) + _tls_risks(cfg)
+
+
+def _tls_risks(cfg: Config) -> list[str]:
+    """TLS verification off: anyone on the path can pose as the RM, feed the controller the
+    figures they like, and read what amtuner sends (a SPNEGO token, a ``user.name``, a client
+    certificate's handshake, the credentials of an ``https://user:pass@`` URL)."""
+    rm = cfg.rm
+    if rm.verify is not False and not rm.insecure_skip_verify:
+        return []
+    key = "rm.insecure_skip_verify: true" if rm.insecure_skip_verify else "rm.verify: false"
+    return [
+        f"{key}: the RM's TLS certificate is not checked, so anyone between amtuner and the RM "
+        "can answer in its place; give rm.verify the cluster's CA bundle"
+    ]
 
 
 def _guard_risks(cfg: Config) -> list[str]:

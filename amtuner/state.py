@@ -23,6 +23,7 @@ from amtuner.executor.errors import NotRegularFileError, WriteError
 from amtuner.executor.files import replace_file
 from amtuner.executor.reading import read_regular
 from amtuner.model import ControllerState
+from amtuner.safetext import shown
 
 FORMAT_VERSION = 1
 
@@ -153,7 +154,7 @@ def summarize(report: CycleReport, states: States) -> dict[str, Any]:
         "duration_s": round(report.duration_s, 4),
         "result": result,
         "error": report.error,
-        "message": report.message,
+        "message": shown(report.message),
         "dry_run": report.dry_run,
         "paused": report.paused,
         "observation": None

@@ -13,6 +13,7 @@ from urllib.parse import urlsplit
 
 from amtuner.config.settings import Problem
 from amtuner.model import A_DECIMALS, round_a
+from amtuner.safetext import shown
 
 KeyPath = tuple[str | int, ...]
 _INVALID: Final = object()
@@ -38,7 +39,7 @@ def _show(value: object) -> str:
         return "a list"
     if isinstance(value, str) and _looks_numeric(value):
         return f"the string {value!r} (a number in quotes is text in YAML: remove the quotes)"
-    return repr(value)
+    return shown(repr(value))
 
 
 def _looks_numeric(text: str) -> bool:

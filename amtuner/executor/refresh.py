@@ -33,6 +33,7 @@ from amtuner.executor.xmledit import (
 )
 from amtuner.kerberos import KerberosError, SpnegoAuth, short_name
 from amtuner.model import GLOBAL_TARGET, queue_path
+from amtuner.safetext import redact
 
 SCHEDULER_CONF_PATH = "/ws/v1/cluster/scheduler-conf"
 _TAIL = 600
@@ -181,7 +182,7 @@ class RestRefresher:
         self.timeout_s = timeout_s
 
     def describe(self) -> str:
-        return f"PUT {self.rm_urls[0]}{SCHEDULER_CONF_PATH} (maximum-am-resource-percent)"
+        return redact(f"PUT {self.rm_urls[0]}{SCHEDULER_CONF_PATH} (maximum-am-resource-percent)")
 
     def fetch(self) -> bytes:
         """The RM's current CS configuration (GET scheduler-conf, admin only). Raises

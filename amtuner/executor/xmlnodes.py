@@ -9,6 +9,7 @@ attacks, and Hadoop never needs a DTD in these files).
 
 from __future__ import annotations
 
+import re
 import xml.parsers.expat
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -204,11 +205,29 @@ def insert_lines(data: bytes, root: Node, parent: Node, lines: list[bytes]) -> S
     return Splice(parent.content_end, parent.content_end, b"".join(ln.strip() for ln in lines))
 
 
+_MARKUP = re.compile(rb"<!--.*?-->|<\?.*?\?>|(<!\[CDATA\[.*?\]\]>)", re.DOTALL)
+"""What may sit in a value's content beside its text: comments and processing instructions,
+which are kept; a CDATA section is the value's text, and is replaced with it."""
+
+
 def replace_text(data: bytes, node: Node, text: bytes) -> Splice:
-    """Replace the value text, keeping any whitespace around it."""
+    """Replace the value text, keeping the whitespace around it and any comment or processing
+    instruction beside it (``<value><!-- managed by puppet -->0.1</value>``): from the first
+    byte of text to the last, in the element's own content."""
     raw = data[node.content_start : node.content_end]
-    if b"<" in raw or b"&" in raw or not raw.strip():
-        return Splice(node.content_start, node.content_end, text)
-    lead = len(raw) - len(raw.lstrip())
-    trail = len(raw) - len(raw.rstrip())
-    return Splice(node.content_start + lead, node.content_end - trail, text)
+    runs: list[tuple[int, int]] = []  # spans of text (and CDATA) between the kept markup
+    pos = 0
+    for markup in _MARKUP.finditer(raw):
+        runs.append((pos, markup.start()))
+        if markup[1]:
+            runs.append(markup.span())
+        pos = markup.end()
+    runs.append((pos, len(raw)))
+    filled = [(a, b) for a, b in runs if raw[a:b].strip()]
+    if not filled:  # no text yet: after any comment, or in place of the whitespace
+        at = node.content_end if pos else node.content_start
+        return Splice(at, node.content_end, text)
+    first, last = filled[0][0], filled[-1][1]
+    lead = len(raw[first:last]) - len(raw[first:last].lstrip())
+    trail = len(raw[first:last]) - len(raw[first:last].rstrip())
+    return Splice(node.content_start + first + lead, node.content_start + last - trail, text)

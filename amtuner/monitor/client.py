@@ -54,6 +54,7 @@ from amtuner.monitor.transport import (
     Unreachable,
     too_large,
 )
+from amtuner.safetext import shown
 
 if TYPE_CHECKING:  # the fallback's HTML reader loads only when it is used
     from amtuner.monitor.webui import ClusterPage
@@ -389,7 +390,7 @@ class RMClient:
             scheduler, answered = self._get_json(answered, SCHEDULER_PATH)
         except _RestUnavailable as exc:
             raise ObservationError("http-error", f"{exc} after the metrics answered") from exc
-        source = f"rest {answered.url}"
+        source = shown(f"rest {answered.url}")
         obs = build_observation(metrics, scheduler, time=now, source=source, targets=targets)
         self._remember(answered)
         return obs
@@ -403,7 +404,7 @@ class RMClient:
                 f"{why}; the REST API is unavailable and rm.web_ui_fallback is off",
             )
         page, answered = self._get_page(rm, why)
-        source = f"webui {answered}"
+        source = shown(f"webui {answered}")
         named = [t for t in targets if t != GLOBAL_TARGET]
         if named:
             raise ObservationError(

@@ -47,6 +47,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind
+from amtuner.safetext import shown
 
 REASONS: tuple[str, ...] = (
     "rm-unreachable",
@@ -67,6 +68,8 @@ class ObservationError(Exception):
     def __init__(self, reason: str, message: str) -> None:
         if reason not in REASONS:
             raise ValueError(f"unknown ObservationError reason {reason!r}")
+        # It quotes the RM (bodies, queue names) and names URLs: safe to show from here on.
+        message = shown(message)
         super().__init__(message)
         self.reason = reason
         self.message = message

@@ -292,7 +292,7 @@ def test_utf8_bom_and_comment_inside_value(tmp_path: Path) -> None:
         b"<value>0.1<!-- tuned --></value></property></configuration>"
     )
     edit = load(tmp_path, text, "capacity").edit({GLOBAL_TARGET: 0.2})
-    assert edit.new_data == text.replace(b"0.1<!-- tuned -->", b"0.2")
+    assert edit.new_data == text.replace(b"0.1<!-- tuned -->", b"0.2<!-- tuned -->")
 
 
 # --- Hardening -------------------------------------------------------------------------------
