@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import math
 import re
 import time
@@ -223,13 +224,18 @@ HOSTILE = {
 
 
 def _work(html: str) -> float:
-    """CPU seconds of the parse, the least of five (the machine is shared)."""
+    """CPU seconds of the parse, the least of seven with the collector off (the machine is
+    shared, and a collection landing in one run is noise, not work)."""
     best = math.inf
-    for _ in range(5):
-        started = time.process_time()
-        with contextlib.suppress(ObservationError):
-            parse_cluster_page(html)
-        best = min(best, time.process_time() - started)
+    gc.disable()
+    try:
+        for _ in range(7):
+            started = time.process_time()
+            with contextlib.suppress(ObservationError):
+                parse_cluster_page(html)
+            best = min(best, time.process_time() - started)
+    finally:
+        gc.enable()
     return max(best, 1e-4)
 
 
@@ -239,10 +245,10 @@ def test_hostile_pages_are_read_in_linear_time(shape: str) -> None:
     """Four times the page costs about four times the work, not sixteen: the ratio is of two
     measurements on the same machine, with room for its noise, not a time limit."""
     make = HOSTILE[shape]
-    n = 4000
+    n = 8000
     small, large = make(n), make(4 * n)
     ratio = _work(large) / _work(small)
-    assert ratio < 8, f"{shape}: 4x the page took {ratio:.1f}x the work"
+    assert ratio < 10, f"{shape}: 4x the page took {ratio:.1f}x the work"
 
 
 @pytest.mark.parametrize("shape", ["nested tables", "stray end tags", "headings", "tables"])
