@@ -77,9 +77,21 @@ def change_entries(
                     "n": None if prev is None else prev.n,
                 },
                 "refresh": shown(report.refresh),
+                **({"change": report.change_id} if report.change_id else {}),
             }
         )
     return entries
+
+
+def _settled_entries(path: Path | None, report: CycleReport) -> list[dict[str, object]]:
+    """The audit lines of an interrupted change this cycle found written, unless the process
+    that wrote it got as far as its audit lines before it stopped."""
+    change = report.settled
+    if change is None:
+        return []
+    if path is not None and any(r.get("change") == change.id for r in tail(path, 100)):
+        return []
+    return [dict(e) for e in change.audit]
 
 
 def record(
@@ -92,7 +104,7 @@ def record(
     """Log every applied change and append it to `path` (when set); returns the lines written.
 
     Raises AuditError when the file cannot be written (after logging each change)."""
-    entries = change_entries(report, before, unit_mb=unit_mb)
+    entries = _settled_entries(path, report) + change_entries(report, before, unit_mb=unit_mb)
     for e in entries:
         log.info(
             "change %s: %s -> %s [%s] %s", e["target"], e["old"], e["new"], e["rule"], e["reason"]

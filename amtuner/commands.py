@@ -11,6 +11,7 @@ import argparse
 import logging
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
@@ -21,8 +22,11 @@ from amtuner.model import GLOBAL_TARGET, Observation, Rule
 from amtuner.safetext import shown
 
 if TYPE_CHECKING:
+    import requests
+
     from amtuner.cycle import Cycle, CycleReport
     from amtuner.kerberos import KerberosLogin
+    from amtuner.rmchannel import RMChannel
 
 log = logging.getLogger(__name__)
 
@@ -94,15 +98,25 @@ def build_cycle(cfg: Config) -> Cycle:
     from amtuner.cycle import Cycle
     from amtuner.executor import make_refresher
     from amtuner.monitor import RMClient, make_session
+    from amtuner.state import journal_to
 
     login = kerberos_login(cfg)
     session = make_session(cfg.rm, login)
     monitor = RMClient.from_settings(cfg.rm, session=session, scheduler_hint=cfg.scheduler.kind)
     refresher = make_refresher(
-        cfg.refresh, cfg.rm.urls, session=session,
+        cfg.refresh, rest_channel(cfg, session),
         environment=None if login is None else login.fresh_environment,
     )  # fmt: skip
-    return Cycle(config=cfg, monitor=monitor, refresher=refresher)
+    journal = journal_to(cfg.state_file, cfg.controller.unit_mb)
+    return Cycle(config=cfg, monitor=monitor, refresher=refresher, journal=journal, read_back=True)
+
+
+def rest_channel(cfg: Config, session: requests.Session) -> RMChannel:
+    """The REST refresh's way to the RMs: the monitor's session, its redirect rule, deadline
+    and cap, and ``refresh.timeout_seconds`` for each exchange."""
+    from amtuner.rmchannel import RMChannel
+
+    return RMChannel.for_settings(cfg.rm, session, cfg.refresh.timeout_seconds)
 
 
 def startup_errors() -> tuple[type[Exception], ...]:
@@ -137,10 +151,10 @@ def _once(cfg: Config, cycle: Cycle) -> int:
     """The cycle, under the cycle lock when live: the state is read once the lock is held, so
     it is the one the last cycle of any process (a running daemon included) saved."""
     from amtuner import audit
-    from amtuner.state import StateError, load_states, save_states, summarize
+    from amtuner.state import StateError, load_pending, load_states, save_states, summarize
 
     states = load_states(cfg.state_file)
-    report, new_states = cycle.run(states)
+    report, new_states = cycle.run(states, load_pending(cfg.state_file))
     print_report(report)
     code = ExitCode.for_error(report.error)
     try:
@@ -149,11 +163,12 @@ def _once(cfg: Config, cycle: Cycle) -> int:
         print(f"amtuner: {exc}", file=sys.stderr)
         code = code or ExitCode.RECORD
     if not cfg.dry_run:
-        # A failed or paused cycle keeps the controller where it was, but `status` should
-        # still say what happened last.
-        kept = states if report.error or report.paused else new_states
+        # A paused cycle keeps the controller where it was (a failed one hands its states back
+        # as they were, or with an interrupted change settled), but `status` should still say
+        # what happened last; a refresh still owed stays recorded.
+        kept = states if report.paused else new_states
         try:
-            save_states(cfg.state_file, kept, summarize(report, new_states))
+            save_states(cfg.state_file, kept, summarize(report, new_states), report.owed)
         except StateError as exc:
             print(f"amtuner: {exc}", file=sys.stderr)
             return code or ExitCode.RECORD
@@ -195,7 +210,9 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
     from amtuner.executor.source import open_config
     from amtuner.kerberos import admin_acl_verdict
     from amtuner.monitor import ObservationError, RMClient, make_session
+    from amtuner.readback import check_risks
     from amtuner.risks import find_risks, untuned_partitions
+    from amtuner.state import StateError, load_pending
 
     login = kerberos_login(cfg)
     try:
@@ -227,7 +244,7 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         print(f"refresh   UNUSABLE: refresh.method: {unusable}")
         code = code or ExitCode.CONFIG
     refresher = make_refresher(
-        cfg.refresh, cfg.rm.urls, session=session,
+        cfg.refresh, rest_channel(cfg, session),
         environment=None if login is None else login.fresh_environment,
     )  # fmt: skip
     try:
@@ -240,7 +257,14 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         return code or ExitCode.for_error(exc.label), []
     for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
-    risks = find_risks(sched_file, obs, cfg)
+    try:  # an unusable state file (a FIFO would block the read) is a problem of its own
+        pending = load_pending(cfg.state_file) if cfg.state_file.is_file() else None
+    except StateError:
+        pending = None
+    where = None if pending is None else pending.where
+    risks = find_risks(sched_file, obs, cfg) + check_risks(
+        sched_file, obs, where, fair_reloaded=_older_than_a_reload(sched_file.path)
+    )
     if principal is not None and cfg.refresh.method == "command":
         allowed, why = admin_acl_verdict(principal, cfg.scheduler.config_file)
         if allowed is False:
@@ -264,6 +288,18 @@ def _check_kerberos(login: KerberosLogin) -> str | None:
         return None
     print(f"kerberos  ok: {creds.name}, ticket valid for {creds.lifetime} s")
     return str(creds.name)
+
+
+FAIR_RELOAD_S = 15.0
+"""A FairScheduler loads its allocation file 5-15 s after it changes
+(``AllocationFileLoaderService``: a 10 s poll, files older than 5 s)."""
+
+
+def _older_than_a_reload(path: Path) -> bool:
+    try:
+        return time.time() - path.stat().st_mtime > FAIR_RELOAD_S
+    except OSError:
+        return False
 
 
 def add_config_option(parser: argparse.ArgumentParser) -> None:

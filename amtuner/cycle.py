@@ -6,16 +6,18 @@ collaborators they hand in differ.
 
 from __future__ import annotations
 
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from amtuner import guard
+from amtuner import guard, readback
 from amtuner.config import Config, refresh_mismatch
 from amtuner.controller import Policy, get_policy
 from amtuner.executor import (
+    Disagree,
     Edit,
     ExecutorError,
     NoRefresh,
@@ -23,9 +25,11 @@ from amtuner.executor import (
     RefreshError,
     RestRefresher,
     SchedulerFile,
+    StoreChanged,
     apply_edit,
+    restore,
 )
-from amtuner.executor.refresh import refresh_back
+from amtuner.executor.refresh import MAY_DISAGREE, refresh_back
 from amtuner.executor.source import open_config
 from amtuner.model import (
     GLOBAL_TARGET,
@@ -34,8 +38,30 @@ from amtuner.model import (
     Decision,
     Observation,
     SchedulerKind,
+    same_a,
 )
 from amtuner.monitor import ObservationError
+
+
+@dataclass(frozen=True, slots=True)
+class PendingChange:
+    """A change amtuner began to write and has not yet seen the RM load: the write-ahead record.
+
+    Saved in the state file before the scheduler configuration is written, and dropped with the
+    state saved after the change, in one atomic replace. A process killed between the write and
+    the refresh leaves it behind, so the next cycle (of any amtuner process on the same state
+    file) knows a refresh may be owed, and that a file holding ``new`` holds amtuner's own
+    value, not an admin's edit."""
+
+    id: str
+    where: str
+    """The file written (or the scheduler-conf path of a mutable store)."""
+    targets: Mapping[str, tuple[float | None, float | None]]
+    """target -> (value before, value written), as `Edit.targets`."""
+    decided_at: float
+    """Observation time of the decision: the change's hold-off starts there."""
+    audit: tuple[Mapping[str, object], ...] = ()
+    """The change's audit lines, written when it is found to have been made."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +86,13 @@ class CycleReport:
     """Short reason label when the cycle failed (``rm-unreachable``, ``refresh-failed`` …)."""
     message: str = ""
     """Human sentence for the error or the outcome."""
+    change_id: str = ""
+    """The id of the change this cycle began (`PendingChange.id`), carried by its audit lines."""
+    settled: PendingChange | None = None
+    """An earlier cycle's change, interrupted after its write, that this cycle found in place
+    and made the RM load: its audit lines are owed."""
+    owed: PendingChange | None = None
+    """A change whose refresh is still owed: the state file must keep it for the next cycle."""
 
     @property
     def ok(self) -> bool:
@@ -68,6 +101,11 @@ class CycleReport:
 
 States = dict[str, ControllerState]
 """Controller state per target key (``GLOBAL_TARGET`` for the scheduler-wide value)."""
+
+Journal = Callable[[PendingChange, CycleReport, States], None]
+"""Saves the write-ahead record before the write, with the audit lines the report (and the
+states the cycle decided from) give it; raises `WriteError` when it cannot, and nothing is
+written."""
 
 
 class Monitor(Protocol):
@@ -102,9 +140,19 @@ class Cycle:
     """Whether a write is fsynced (`amtuner.executor.files.replace_file`): off only for a
     simulation's file in its scratch directory, where an fsync is real-time cost and nothing
     needs to survive a power cut."""
+    journal: Journal | None = None
+    """Where the write-ahead record goes (`amtuner once` and `run`: the state file); None in a
+    simulation, which nothing restarts."""
+    read_back: bool = False
+    """Observe the RM again after a refresh and undo a change it did not take
+    (`amtuner.readback`); off in a simulation, whose monitor serves one instant per cycle."""
 
-    def run(self, states: Mapping[str, ControllerState]) -> tuple[CycleReport, States]:
-        return self._run(dict(states), self.clock())
+    def run(
+        self, states: Mapping[str, ControllerState], pending: PendingChange | None = None
+    ) -> tuple[CycleReport, States]:
+        """One cycle from ``states``; ``pending`` is the write-ahead record the state file
+        holds, whose refresh this cycle owes before it decides anything."""
+        return self._run(dict(states), self.clock(), pending)
 
     def _pause(self) -> str | None:
         """Why nothing may be written now: the caller's pause, then the pause file."""
@@ -113,28 +161,37 @@ class Cycle:
             reason = f"{self.config.guard.pause_file} exists"
         return reason
 
-    def _run(self, states: States, started: float) -> tuple[CycleReport, States]:
+    def _run(
+        self, states: States, started: float, pending: PendingChange | None
+    ) -> tuple[CycleReport, States]:
         cfg = self.config
         pause = self._pause()
         obs: Observation | None = None
         decisions: tuple[Decision, ...] = ()
-        diff = refresh = ""
+        diff = refresh = change_id = ""
+        owed, settled, change = pending, None, None
+        hypothetical = cfg.dry_run or pause is not None
 
         def report(message: str, error: str | None = None, applied: bool = False) -> CycleReport:
             # Built once, at the end, from what the cycle got to: it runs every period (every
             # 15 simulated seconds of a benchmark), and each dataclasses.replace costs µs.
+            if settled is not None and error is None:
+                message = f"{_settled_text(settled)}; {message}"
             return CycleReport(
                 started=started, duration_s=self.clock() - started, observation=obs,
                 decisions=decisions, applied=applied, dry_run=cfg.dry_run,
                 paused=pause is not None, diff=diff, refresh=refresh, error=error, message=message,
+                change_id=change_id, settled=settled, owed=owed,
             )  # fmt: skip
 
         try:
             obs = self._observe()
             store, sched_file = self._open(obs.scheduler)
+            if pending is not None and not hypothetical:
+                states, settled = self._settle(pending, store, sched_file, states)
+                owed = None
             if not sched_file.schedules_vcores:
                 obs = replace(obs, vcores_scheduled=False)
-            hypothetical = cfg.dry_run or pause is not None
             decisions, new_states, values = self._decide(obs, sched_file, states, hypothetical)
             if not values:
                 return report("no change"), new_states
@@ -145,13 +202,95 @@ class Cycle:
             late = pause or self._pause()
             if cfg.dry_run or late is not None:
                 return _would_apply(report(""), edit, store, late), new_states
+            change_id = secrets.token_hex(16)
+            change = PendingChange(change_id, str(edit.path), edit.targets, obs.time)
+            if self.journal is not None:
+                self.journal(change, report("", applied=True), states)
+            owed = change
             self._apply(edit, store)
+            self._check_taken(edit, store, sched_file.kind)
+            owed = None
         except ObservationError as exc:
             return report(str(exc), error=exc.reason), states
         except (_Failed, ExecutorError) as exc:
+            if owed is change and not isinstance(exc, Disagree):
+                owed = None  # the previous configuration is back in the file and in the RM
             return report(str(exc), error=exc.label), states
         written = ("" if store else f"wrote {edit.path} and ") + f"refreshed with {refresh}"
         return report(written, applied=True), _mark_written(new_states, edit, values, obs.time)
+
+    def _settle(
+        self,
+        pending: PendingChange,
+        store: RestRefresher | None,
+        sched_file: SchedulerFile,
+        states: States,
+    ) -> tuple[States, PendingChange | None]:
+        """Make the RM load what the file holds after a cycle that stopped between its write and
+        the RM's reload (a kill -9, a power cut, a refresh that failed twice).
+
+        The file holds the change (``new`` for every target): it is refreshed, and it is
+        amtuner's own value, so the state takes it with the change's hold-off; the change is
+        returned, its audit lines owed. The file holds the values before it (never written, or
+        restored): refreshed too, since the RM may have loaded the change before the restore.
+        Anything else is someone's later edit, theirs to load."""
+        held = {t: _value_in(sched_file, t) for t in pending.targets}
+        written = all(same_a(held[t], new) for t, (_, new) in pending.targets.items())
+        before = all(same_a(held[t], old) for t, (old, _) in pending.targets.items())
+        if not (written or before):
+            return states, None
+        targets = dict(pending.targets) if written else {
+            t: (new, old) for t, (old, new) in pending.targets.items()
+        }  # fmt: skip
+        if store is None:
+            edit = Edit(sched_file.path, sched_file.data, sched_file.data, "", True, targets)
+            try:
+                self.refresher.refresh(edit)
+            except StoreChanged:
+                return states, None  # the RM's store holds someone's later change: theirs
+            except RefreshError as exc:
+                raise Disagree(
+                    f"a change interrupted in an earlier cycle left {pending.where} to be "
+                    f"refreshed, and the refresh failed: {exc}; {MAY_DISAGREE}"
+                ) from exc
+        if not written:
+            return states, None
+        settled = dict(states)
+        for target, (_, new) in pending.targets.items():
+            if new is None:
+                continue
+            base = settled.get(target) or ControllerState(a=new)
+            settled[target] = guard.mark_changed(replace(base, a=new), pending.decided_at)
+        return settled, pending
+
+    def _check_taken(self, edit: Edit, store: RestRefresher | None, kind: SchedulerKind) -> None:
+        """After a refresh, the RM must run with what was written (`amtuner.readback`); a change
+        it did not take is undone like a failed refresh, file and RM both."""
+        if not self.read_back:
+            return
+        after = SchedulerFile(edit.path, kind, edit.new_data)
+        try:
+            obs = self._observe()
+        except ObservationError:
+            return  # nothing to judge by; the next cycle's `check` will tell
+        found = readback.disagreements(after, obs, edit.targets.keys())
+        if not found:
+            return
+        where = "the scheduler-conf store" if store else str(edit.path)
+        failure = RefreshError(
+            f"the RM did not take the change ({'; '.join(found)}): "
+            f"{readback.not_read_hint(where)}"
+        )
+        if store is None:
+            try:
+                restore(edit, durable=self.durable)
+            except ExecutorError as restore_error:
+                raise Disagree(
+                    f"{failure}; could NOT restore the previous file {edit.path}: "
+                    f"{restore_error}; {MAY_DISAGREE}"
+                ) from None
+            raise refresh_back(edit, self.refresher, failure, f"restored {edit.path}")
+        raise refresh_back(edit, store, failure)
 
     def _observe(self) -> Observation:
         targets = self.config.scheduler.targets
@@ -211,6 +350,8 @@ class Cycle:
             return
         try:
             store.refresh(edit)
+        except StoreChanged:
+            raise  # nothing was PUT
         except RefreshError as e:
             # A PUT may be applied after its connection dropped: put the old values back.
             raise refresh_back(edit, store, e) from e
@@ -223,6 +364,20 @@ class _Failed(Exception):
     def __init__(self, label: str, message: str) -> None:
         super().__init__(message)
         self.label = label
+
+
+def _value_in(sched_file: SchedulerFile, target: str) -> float | None:
+    try:
+        return sched_file.current_value(target)
+    except ExecutorError:
+        return None
+
+
+def _settled_text(change: PendingChange) -> str:
+    values = ", ".join(
+        f"{t or 'global'} {new:g}" for t, (_, new) in change.targets.items() if new is not None
+    )
+    return f"refreshed {change.where}, written ({values}) by a cycle stopped before its refresh"
 
 
 def _would_apply(

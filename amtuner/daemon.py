@@ -13,8 +13,8 @@ What an operator can rely on:
   and state) and exit 0; SIGHUP reloads the config (an invalid one is refused and the old one
   kept); SIGUSR1 pauses (monitor, write nothing) and SIGUSR2 resumes, like the pause file; a
   SIGUSR1 that arrives while a cycle observes or decides stops that cycle's write too. The
-  refresh command inherits the blocked signals, so a Ctrl-C does not cut a `yarn rmadmin` short;
-  its own timeout still kills it.
+  refresh command runs in a session of its own (and inherits the blocked signals), so a Ctrl-C
+  does not cut a `yarn rmadmin` short; its own timeout still kills it, with all it started.
 * Each cycle holds the cycle lock (`amtuner.lock`) shared with `amtuner once` and any other
   `run` on the same state file, and starts from the state file when another process saved
   there, so the guard's step limit and hold-off hold across processes. A cycle that cannot get
@@ -53,7 +53,7 @@ from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.exitcodes import ExitCode
 from amtuner.metrics import Metrics, MetricsServer
 from amtuner.safetext import SafeFormatter
-from amtuner.state import StateError, load_states, save_states, summarize
+from amtuner.state import StateError, load_pending, load_states, save_states, summarize
 
 log = logging.getLogger(__name__)
 
@@ -194,12 +194,17 @@ class Daemon:
 
     def _cycle_under_lock(self, cfg: Config) -> None:
         before = self._states
-        report, states = self._cycle.run(before)
+        try:
+            pending = load_pending(cfg.state_file)
+        except StateError as exc:
+            log.error("%s; no interrupted change is settled", exc)
+            pending = None
+        report, states = self._cycle.run(before, pending)
         failure = None if report.error is None else (report.error, report.message)
         log_report(report, repeated=failure is not None and failure == self._last_failure)
         self._last_failure = failure
-        if report.error is None and not (report.dry_run or report.paused):
-            self._persisted = states
+        if not (report.dry_run or report.paused):
+            self._persisted = states  # after an error, as they were (or with a change settled)
         self._states = states
         self.metrics.observe_cycle(
             report, states, unit_mb=cfg.controller.unit_mb, ended=time.time()
@@ -212,7 +217,7 @@ class Daemon:
         # In dry-run `_persisted` is the state loaded at start, unchanged: only the summary moves,
         # so `amtuner status` shows what the dry run would do.
         try:
-            save_states(cfg.state_file, self._persisted, summarize(report, states))
+            save_states(cfg.state_file, self._persisted, summarize(report, states), report.owed)
         except StateError as exc:
             log.error("%s; a restart would begin the search again", exc)
         else:

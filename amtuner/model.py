@@ -23,6 +23,11 @@ SAME_A = 0.5 * 10**-A_DECIMALS
 """Two values of A closer than this are the same value once written."""
 
 
+def same_a(a: float | None, b: float | None) -> bool:
+    """Whether two values of A (None: not set) are the same once written."""
+    return a is b or (a is not None and b is not None and abs(a - b) < SAME_A)
+
+
 def round_a(value: float) -> float:
     return round(value, A_DECIMALS)
 
@@ -59,6 +64,10 @@ class QueueStats:
     am_vcores_used: int | None = None
     am_memory_limit_mb: int | None = None
     """CS ``AMResourceLimit`` / FS ``amMaxResources`` (FS: stale until an AM was tried)."""
+    am_share: float | None = None
+    """The A the RM has loaded for this leaf: CS ``configuredMaxAMResourceLimit``, else the
+    default partition's ``maxAMLimitPercentage`` / 100. None where the RM does not say (a
+    FairScheduler reports no maxAMShare, only the limit it last computed from it)."""
     memory_share_mb: int | None = None
     """What the queue may use now: CS max(guarantee, current limit) approximated by the
     effective max capacity; FS the instantaneous fair share."""

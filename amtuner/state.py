@@ -4,6 +4,10 @@ The paper's bisection depends on n, P(t-1) and R(t-1); without them every restar
 `amtuner once`) would begin the search again from the widest step. The file is rewritten
 atomically, so a crash leaves the previous state, never half of one.
 
+A change in flight is there too ("pending", `PendingChange`): saved before the scheduler file
+is written and dropped with the state saved after it, so a process killed between the write and
+the refresh leaves the next cycle a record that a refresh is owed.
+
 The daemon also keeps a summary of its last cycle there ("last_cycle": what it saw, decided and
 why), for `amtuner status`, in dry-run too (where the states in the file are left as they
 were). The key is optional, so files written before it existed, or by `amtuner once`, still load.
@@ -14,11 +18,12 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from amtuner import audit
-from amtuner.cycle import CycleReport, States
+from amtuner.cycle import CycleReport, Journal, PendingChange, States
 from amtuner.executor.errors import NotRegularFileError, WriteError
 from amtuner.executor.files import replace_file
 from amtuner.executor.reading import read_regular
@@ -112,6 +117,74 @@ def load_states(path: Path) -> States:
         ) from exc
 
 
+def _optional_a(value: object, what: str) -> float | None:
+    return None if value is None else _finite(value, what)
+
+
+def _pending(doc: Mapping[str, Any]) -> PendingChange:
+    targets = {
+        str(t): (_optional_a(v[0], f"pending {t!r} before"), _optional_a(v[1], f"pending {t!r}"))
+        for t, v in doc["targets"].items()
+    }
+    audit_lines = doc.get("audit", [])
+    if not isinstance(audit_lines, list) or not all(isinstance(a, dict) for a in audit_lines):
+        raise ValueError("pending.audit is not a list of mappings")
+    return PendingChange(
+        id=str(doc["id"]),
+        where=str(doc["where"]),
+        targets=targets,
+        decided_at=_finite(doc["decided_at"], "pending.decided_at"),
+        audit=tuple(audit_lines),
+    )
+
+
+def load_pending(path: Path) -> PendingChange | None:
+    """The change a killed process left between its write and its refresh, if any."""
+    doc = _read(path)
+    raw = None if doc is None else doc.get("pending")
+    if raw is None:
+        return None
+    try:
+        return _pending(raw)
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise StateError(
+            f"state file {path} is not valid (pending: {exc}); move it aside to restart the "
+            "search, then run `amtuner check`"
+        ) from exc
+
+
+def _pending_doc(change: PendingChange) -> dict[str, Any]:
+    return {
+        "id": change.id,
+        "where": change.where,
+        "targets": {t: list(v) for t, v in change.targets.items()},
+        "decided_at": change.decided_at,
+        "audit": [dict(a) for a in change.audit],
+    }
+
+
+def save_pending(path: Path, change: PendingChange) -> None:
+    """Record ``change`` before it is written, keeping the rest of the file as it is."""
+    doc = _read(path) or {"version": FORMAT_VERSION, "targets": {}}
+    doc["pending"] = _pending_doc(change)
+    _write(path, doc)
+
+
+def journal_to(path: Path, unit_mb: int) -> Journal:
+    """The write-ahead journal of `amtuner once` and `run`: the state file's "pending"."""
+
+    def journal(change: PendingChange, report: CycleReport, before: States) -> None:
+        lines = audit.change_entries(report, before, unit_mb=unit_mb)
+        try:
+            save_pending(path, replace(change, audit=tuple(lines)))
+        except StateError as exc:
+            raise WriteError(
+                f"{exc}; a change is not written before its record is; nothing changed"
+            ) from exc
+
+    return journal
+
+
 def load_last_cycle(path: Path) -> dict[str, Any] | None:
     """The daemon's summary of its last cycle; None when no file or no summary in it."""
     doc = _read(path)
@@ -121,7 +194,14 @@ def load_last_cycle(path: Path) -> dict[str, Any] | None:
     return summary
 
 
-def save_states(path: Path, states: States, last_cycle: Mapping[str, Any] | None = None) -> None:
+def save_states(
+    path: Path,
+    states: States,
+    last_cycle: Mapping[str, Any] | None = None,
+    pending: PendingChange | None = None,
+) -> None:
+    """The states (and the last cycle's summary), with ``pending`` the change whose refresh is
+    still owed, if any: saving without one is what settles a change."""
     doc: dict[str, Any] = {
         "version": FORMAT_VERSION,
         "targets": {
@@ -137,6 +217,12 @@ def save_states(path: Path, states: States, last_cycle: Mapping[str, Any] | None
     }
     if last_cycle is not None:
         doc["last_cycle"] = dict(last_cycle)
+    if pending is not None:
+        doc["pending"] = _pending_doc(pending)
+    _write(path, doc)
+
+
+def _write(path: Path, doc: Mapping[str, Any]) -> None:
     data = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     try:
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -104,7 +104,9 @@ def test_tail_returns_the_last_records_and_skips_garbage(tmp_path: Path) -> None
 class FakeCycle:
     report: CycleReport
 
-    def run(self, states: Mapping[str, ControllerState]) -> tuple[CycleReport, dict]:
+    def run(
+        self, states: Mapping[str, ControllerState], pending: object = None
+    ) -> tuple[CycleReport, dict]:
         return self.report, {"root.a": ControllerState(a=0.2, n=4, prev_pending=12)}
 
 

@@ -136,7 +136,7 @@ class ExplodingCycle:
     runs: int = 0
     paused_by: Callable[[], str | None] = lambda: None
 
-    def run(self, states: object) -> None:
+    def run(self, states: object, pending: object = None) -> None:
         self.runs += 1
         raise RuntimeError(f"bug number {self.runs}")
 
@@ -197,7 +197,7 @@ class SlowCycle:
     config: Config
     paused_by: Callable[[], str | None] = lambda: None
 
-    def run(self, states: object) -> None:
+    def run(self, states: object, pending: object = None) -> None:
         time.sleep(0.3)
         raise RuntimeError("slow and broken")
 

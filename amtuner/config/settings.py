@@ -42,6 +42,22 @@ REST_SUFFIX = "/ws/v1"
 """Where an RM serves its REST API below its web address (``RMWebApp``, Hadoop 2.x-3.x)."""
 
 
+def _place(url: str) -> tuple[str, str, int]:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
+    return parts.scheme.lower(), (parts.hostname or "").lower(), port
+
+
+def names_path(target: str, base: str, path: str) -> bool:
+    """Whether a redirect target is ``base + path`` (same scheme, host, port and path): the one
+    test by which a standby's redirect is followed, and only to a configured RM, so no request
+    (and no credential) ever leaves the configured RMs."""
+    return (
+        _place(target) == _place(base)
+        and urlsplit(target).path.rstrip("/") == urlsplit(base).path + path
+    )
+
+
 @dataclass(frozen=True, slots=True)
 class RMEndpoint:
     """Where one entry of ``rm.urls`` serves the REST API and the web UI.

@@ -2,9 +2,11 @@
 
 from amtuner.executor.errors import (
     ConcurrentEditError,
+    Disagree,
     ExecutorError,
     NotRegularFileError,
     RefreshError,
+    StoreChanged,
     UnsafeXMLError,
     WriteError,
 )
@@ -22,6 +24,7 @@ from amtuner.executor.xmledit import Edit, SchedulerFile, capacity_key, format_v
 __all__ = [
     "CommandRefresher",
     "ConcurrentEditError",
+    "Disagree",
     "Edit",
     "ExecutorError",
     "NoRefresh",
@@ -30,6 +33,7 @@ __all__ = [
     "Refresher",
     "RestRefresher",
     "SchedulerFile",
+    "StoreChanged",
     "UnsafeXMLError",
     "WriteError",
     "apply_edit",

@@ -48,3 +48,16 @@ class RefreshError(ExecutorError):
 class RefreshNotRunError(RefreshError):
     """The refresh never started (its command is missing or not executable): the RM was told
     nothing, so once the file is put back, file and RM agree without a second refresh."""
+
+
+class Disagree(RefreshError):
+    """The scheduler configuration and the RM may disagree: a refresh failed and undoing it
+    failed too, or an interrupted change could not be refreshed. The change stays owed
+    (`amtuner.cycle.PendingChange`), so the next cycle refreshes again."""
+
+
+class StoreChanged(RefreshError):
+    """The RM's mutable store no longer holds the value amtuner read: someone changed it between
+    the read and the PUT. Nothing was PUT; their value is kept."""
+
+    label: ClassVar[str] = "concurrent-edit"

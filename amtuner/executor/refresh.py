@@ -20,22 +20,24 @@ from pathlib import Path
 from typing import Protocol
 from xml.sax.saxutils import escape
 
-import requests
-
 from amtuner.config import RefreshSettings
 from amtuner.executor.command import run_bounded
-from amtuner.executor.errors import ExecutorError, RefreshError, RefreshNotRunError
-from amtuner.executor.files import restore, write_atomically
-from amtuner.executor.xmledit import (
-    CS_GLOBAL_KEY,
-    Edit,
-    format_value,
+from amtuner.executor.errors import (
+    Disagree,
+    ExecutorError,
+    RefreshError,
+    RefreshNotRunError,
+    StoreChanged,
 )
-from amtuner.kerberos import KerberosError, SpnegoAuth, short_name
-from amtuner.model import GLOBAL_TARGET, queue_path
+from amtuner.executor.files import restore, write_atomically
+from amtuner.executor.xmledit import CS_GLOBAL_KEY, Edit, SchedulerFile, format_value
+from amtuner.kerberos import KerberosError, short_name
+from amtuner.model import GLOBAL_TARGET, queue_path, same_a
 from amtuner.safetext import redact
 
-SCHEDULER_CONF_PATH = "/ws/v1/cluster/scheduler-conf"
+CONF_PATH = "/cluster/scheduler-conf"
+"""The mutation API below an RM's REST base (``RMWebServices``, YARN-5734)."""
+SCHEDULER_CONF_PATH = "/ws/v1" + CONF_PATH
 _TAIL = 600
 """How much of a failed command's output or an RM's error body to quote."""
 
@@ -52,23 +54,62 @@ ADMIN_HINT = (
 """Why the mutation API answers 401/403: Hadoop 3.5's RM refuses an anonymous GET too."""
 
 
-def _http_failure(
-    verb: str, url: str, response: requests.Response, principal: str | None
-) -> str:
+class Reply(Protocol):
+    """One RM answer, read whole (`amtuner.monitor.transport.Answer` is one)."""
+
+    @property
+    def url(self) -> str: ...
+    @property
+    def status(self) -> int: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def body(self) -> bytes: ...
+
+
+class RestChannel(Protocol):
+    """How a REST refresh reaches the RMs (`amtuner.rmchannel.RMChannel`): within a deadline
+    and a size cap, redirects followed only to a configured RM."""
+
+    @property
+    def rest_bases(self) -> tuple[str, ...]:
+        """The configured RMs' REST bases (``http://rm1:8088/ws/v1``), first to last."""
+        ...
+
+    @property
+    def principal(self) -> str | None:
+        """Who the RM sees, when the requests speak SPNEGO; None otherwise."""
+        ...
+
+    def exchange(
+        self,
+        method: str,
+        path: str,
+        accept: str,
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Reply:
+        """The answer of the first RM that answers; OSError, with the reason, when none did;
+        KerberosError when no SPNEGO token could be made (nothing was sent)."""
+        ...
+
+
+def _http_failure(verb: str, reply: Reply, principal: str | None) -> str:
     """Why the RM refused: with Kerberos, which of the ticket (401) or the ACL (403) it was."""
     hint = ""
-    if response.status_code in (401, 403):
+    if reply.status in (401, 403):
         hint = f"; {ADMIN_HINT}"
-    if principal is not None and response.status_code == 401:
+    if principal is not None and reply.status == 401:
         hint = f"; the RM did not accept the SPNEGO token of {principal}"
-    elif principal is not None and response.status_code == 403:
+    elif principal is not None and reply.status == 403:
         hint = (
             f"; {principal} is authenticated but not an administrator: yarn.admin.acl must name "
             f"{short_name(principal)!r} (or a group of it)"
         )
+    text = reply.body.decode("utf-8", "replace")
     return (
-        f"{verb} {url} failed with HTTP {response.status_code}: "
-        f"{_tail(response.text) or response.reason}{hint}"
+        f"{verb} {reply.url} failed with HTTP {reply.status}: "
+        f"{_tail(text) or reply.reason}{hint}"
     )
 
 
@@ -174,15 +215,35 @@ def sched_conf_xml(targets: Mapping[str, tuple[float | None, float | None]]) -> 
 
 
 class RestRefresher:
-    def __init__(self, rm_urls: Sequence[str], session: requests.Session, timeout_s: float) -> None:
-        if not rm_urls:
-            raise ExecutorError("refresh.method rest needs at least one rm.urls entry")
-        self.rm_urls = [u.rstrip("/") for u in rm_urls]
-        self.session = session
-        self.timeout_s = timeout_s
+    """The RM's scheduler-conf API: a change is PUT only where the RM still holds the value
+    amtuner read (an admin's change between the read and the write is kept, as a file's is:
+    `amtuner.executor.files.write_atomically`). Hadoop offers no conditional PUT, so the value
+    is read again just before the PUT; the window left is that of one request."""
+
+    def __init__(self, channel: RestChannel) -> None:
+        self.channel = channel
 
     def describe(self) -> str:
-        return redact(f"PUT {self.rm_urls[0]}{SCHEDULER_CONF_PATH} (maximum-am-resource-percent)")
+        return redact(f"PUT {self.channel.rest_bases[0]}{CONF_PATH} (maximum-am-resource-percent)")
+
+    def _exchange(
+        self,
+        error: type[ExecutorError],
+        method: str,
+        accept: str,
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Reply:
+        """One exchange; a failure raises ``error``."""
+        try:
+            reply = self.channel.exchange(method, CONF_PATH, accept, body, content_type)
+        except KerberosError as e:
+            raise error(f"{method} scheduler-conf not sent: {e}") from None
+        except OSError as e:
+            raise error(f"{method} scheduler-conf: {e}") from e
+        if not 200 <= reply.status < 300:
+            raise error(_http_failure(method, reply, self.channel.principal))
+        return reply
 
     def fetch(self) -> bytes:
         """The RM's current CS configuration (GET scheduler-conf, admin only). Raises
@@ -192,66 +253,42 @@ class RestRefresher:
         "capacity", data).edit(...)`` followed by ``refresh(edit)`` tunes an RM whose
         configuration lives only in its mutable store.
         """
-        failures = []
-        for base in self.rm_urls:
-            url = base + SCHEDULER_CONF_PATH
+        return self._exchange(ExecutorError, "GET", "application/xml").body
+
+    def _still_held(
+        self, targets: Mapping[str, tuple[float | None, float | None]]
+    ) -> dict[str, tuple[float | None, float | None]]:
+        """The targets whose value in the RM is still the one amtuner read; those already at
+        the new value are done. Raises StoreChanged when another value is there."""
+        data = self._exchange(RefreshError, "GET", "application/xml").body
+        held = SchedulerFile(Path(SCHEDULER_CONF_PATH), "capacity", data)
+        todo = {}
+        for target, (old, new) in targets.items():
             try:
-                response = self.session.get(
-                    url, headers={"Accept": "application/xml"}, timeout=self.timeout_s
-                )
-            except requests.RequestException as e:
-                failures.append(f"{url}: {e}")
+                now = held.current_value(target)
+            except ExecutorError as e:  # the queue is gone from the RM's configuration
+                raise StoreChanged(f"{e}; changed by someone else since; nothing PUT") from e
+            if same_a(now, new):
                 continue
-            except KerberosError as e:  # nothing was sent
-                raise ExecutorError(f"GET {url} not sent: {e}") from None
-            if response.status_code == 200:
-                return response.content
-            raise ExecutorError(_http_failure("GET", url, response, self._principal()))
-        raise ExecutorError("no ResourceManager reachable: " + "; ".join(failures))
+            if not same_a(now, old):
+                what = target or "the global value"
+                raise StoreChanged(
+                    f"the RM's scheduler-conf holds {_shown(now)} for {what}, not the "
+                    f"{_shown(old)} amtuner read: changed by someone else since; kept, nothing PUT"
+                )
+            todo[target] = (old, new)
+        return todo
 
     def refresh(self, edit: Edit) -> None:
-        changed = {t: v for t, v in edit.targets.items() if v[0] != v[1]}
+        changed = self._still_held({t: v for t, v in edit.targets.items() if v[0] != v[1]})
         if not changed:
             return
         body = sched_conf_xml(changed)
-        failures = []
-        for base in self.rm_urls:
-            url = base + SCHEDULER_CONF_PATH
-            try:
-                response = self._put(url, body)
-                if response.status_code == 307:  # a standby RM names the active one; once
-                    location = response.headers.get("Location", "")
-                    if not location:
-                        raise RefreshError(f"{url}: standby RM answered 307 without a Location")
-                    url = location
-                    response = self._put(url, body)
-                    if response.status_code == 307:
-                        raise RefreshError(f"{url}: redirected again (no active RM?)")
-            except requests.RequestException as e:
-                failures.append(f"{url}: {e}")
-                continue
-            except KerberosError as e:  # nothing was sent
-                raise RefreshError(f"PUT {url} not sent: {e}") from None
-            if 200 <= response.status_code < 300:
-                return
-            raise RefreshError(_http_failure("PUT", url, response, self._principal()))
-        raise RefreshError("no ResourceManager reachable: " + "; ".join(failures))
+        self._exchange(RefreshError, "PUT", "application/json", body, "application/xml")
 
-    def _principal(self) -> str | None:
-        """Who the RM saw, when the session speaks SPNEGO."""
-        auth = self.session.auth
-        if isinstance(auth, SpnegoAuth):
-            return auth.principal or "amtuner's principal"
-        return None
 
-    def _put(self, url: str, body: bytes) -> requests.Response:
-        return self.session.put(
-            url,
-            data=body,
-            headers={"Content-Type": "application/xml", "Accept": "application/json"},
-            timeout=self.timeout_s,
-            allow_redirects=False,
-        )
+def _shown(value: float | None) -> str:
+    return "no value" if value is None else format_value(value)
 
 
 class NoRefresh:
@@ -264,15 +301,17 @@ class NoRefresh:
 
 def make_refresher(
     settings: RefreshSettings,
-    rm_urls: Sequence[str],
-    session: requests.Session | None = None,
+    channel: RestChannel | None = None,
     environment: Callable[[], Mapping[str, str]] | None = None,
 ) -> Refresher:
-    """``environment``: what a refresh command needs beyond amtuner's own (`CommandRefresher`)."""
+    """The refresher ``settings`` name; ``rest`` needs the channel to the RMs; ``environment``:
+    what a refresh command needs beyond amtuner's own (`CommandRefresher`)."""
     if settings.method == "command":
         return CommandRefresher(settings.command, settings.timeout_seconds, environment)
     if settings.method == "rest":
-        return RestRefresher(rm_urls, session or requests.Session(), settings.timeout_seconds)
+        if channel is None:
+            raise ExecutorError("refresh.method rest needs a channel to the RMs")
+        return RestRefresher(channel)
     if settings.method == "none":
         return NoRefresh()
     raise ExecutorError(f"refresh.method: unknown method {settings.method!r}")
@@ -305,10 +344,12 @@ def apply_edit(
             restore(edit, durable=durable)
         except ExecutorError as restore_error:
             where = f"; the backup is {backup}" if backup else ""
-            raise RefreshError(
+            raise Disagree(
                 f"{e}; could NOT restore the previous file {edit.path}: {restore_error}{where}; "
                 f"{MAY_DISAGREE}"
             ) from e
+        if isinstance(e, StoreChanged):  # nothing was PUT: the RM holds what it held
+            raise StoreChanged(f"{e}; restored the previous file {edit.path}") from e
         raise refresh_back(edit, refresher, e, f"restored the previous file {edit.path}") from e
 
 
@@ -332,5 +373,5 @@ def refresh_back(
     try:
         refresher.refresh(edit.reverted())
     except RefreshError as again:
-        return RefreshError(f"{said}; refreshing again failed too ({again}); {MAY_DISAGREE}")
+        return Disagree(f"{said}; refreshing again failed too ({again}); {MAY_DISAGREE}")
     return RefreshError(f"{said}; refreshed again with the previous configuration")

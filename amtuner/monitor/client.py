@@ -29,12 +29,13 @@ from collections.abc import Callable, Sequence
 from http.cookiejar import DefaultCookiePolicy
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import urljoin
 
 import requests
 
 from amtuner import __version__
 from amtuner.config import RMEndpoint, RMSettings
+from amtuner.config.settings import names_path
 from amtuner.kerberos import EXTRA_MISSING, KerberosLogin, SpnegoAuth
 from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
 from amtuner.monitor.rest import (
@@ -117,20 +118,6 @@ class _RestUnavailable(Exception):
     def __init__(self, url: str, status: int) -> None:
         super().__init__(f"{url} answered HTTP {status}")
         self.status = status
-
-
-def _place(url: str) -> tuple[str, str, int]:
-    parts = urlsplit(url)
-    port = parts.port or (443 if parts.scheme.lower() == "https" else 80)
-    return parts.scheme.lower(), (parts.hostname or "").lower(), port
-
-
-def _names(target: str, base: str, path: str) -> bool:
-    """Whether a redirect target is ``base + path`` (same scheme, host, port and path)."""
-    return (
-        _place(target) == _place(base)
-        and urlsplit(target).path.rstrip("/") == urlsplit(base).path + path
-    )
 
 
 class RMClient:
@@ -284,7 +271,7 @@ class RMClient:
             bases = [e.rest for e in self.endpoints]
         else:
             bases = [*self.web_ui_urls, *(e.web for e in self.endpoints if e.web)]
-        return next((b for b in bases if _names(target, b, path)), None)
+        return next((b for b in bases if names_path(target, b, path)), None)
 
     def _get(self, base: str, path: str, accept: str, *, rest: bool) -> tuple[Answer, str]:
         """GET base+path, following one standby redirect to a configured RM; returns the answer

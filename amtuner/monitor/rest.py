@@ -366,7 +366,27 @@ def _cs_leaves(
     pending = _resource(usage, "pending", path)
     pending_mb = pending[0] if pending else None
     counters = ("numPendingApplications", "numActiveApplications", "numContainers")
-    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending_mb)
+    yield _leaf(
+        path, queue, counters, used, am_used, am_limit, share, pending_mb,
+        am_share=_loaded_share(queue, caps, path),
+    )  # fmt: skip
+
+
+def _loaded_share(
+    queue: Mapping[str, Any], caps: Mapping[str, Any], path: str
+) -> float | None:
+    """The maximum-am-resource-percent a CS leaf runs with (a fraction), as the RM reports it:
+    what a refresh is read back against."""
+    for value, scale in (
+        (queue.get("configuredMaxAMResourceLimit"), 1.0),
+        (caps.get("maxAMLimitPercentage"), 100.0),
+    ):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise _bad(f"{path}: expected an AM share, got {value!r}")
+        return value / scale
+    return None
 
 
 def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
@@ -404,6 +424,7 @@ def _leaf(
     am_limit: Pair | None,
     share: Pair | None,
     pending_mb: int | None,
+    am_share: float | None = None,
 ) -> QueueStats:
     """One leaf from the figures both schedulers report, under their own field names
     (``counters``: pending apps, running apps, containers)."""
@@ -420,6 +441,7 @@ def _leaf(
         vcores_share=share[1] if share else None,
         containers=_opt_count(queue, counters[2], path),
         memory_pending_mb=pending_mb,
+        am_share=am_share,
     )
 
 

@@ -287,7 +287,22 @@ class RequestsTransport:
     def get(
         self, url: str, accept: str, params: Mapping[str, str] | None, budget: Budget
     ) -> Answer:
+        return self.send("GET", url, accept, params, budget)
+
+    def send(
+        self,
+        method: str,
+        url: str,
+        accept: str,
+        params: Mapping[str, str] | None,
+        budget: Budget,
+        body: bytes | None = None,
+        content_type: str | None = None,
+    ) -> Answer:
+        """Any request, as `get` (the executor's PUT of scheduler-conf keeps the same deadline
+        and cap)."""
         left = max(0.001, budget.ends_at - time.monotonic())
+        headers = {"Accept": accept} | ({"Content-Type": content_type} if content_type else {})
         bodies: list[bytes] = []
 
         def read(resp: requests.Response, *args: object, **kwargs: object) -> None:
@@ -300,10 +315,12 @@ class RequestsTransport:
 
         with self._deadline(url, budget.ends_at) as deadline:
             try:
-                resp = self.session.get(
+                resp = self.session.request(
+                    method,
                     url,
                     params=params,
-                    headers={"Accept": accept},
+                    data=body,
+                    headers=headers,
                     timeout=(min(budget.timeout[0], left), min(budget.timeout[1], left)),
                     allow_redirects=False,
                     stream=True,

@@ -40,9 +40,9 @@ def canned_rm() -> Iterator[Callable[[Handler], str]]:
     """Serve whatever a test's handler returns, on 127.0.0.1; yields a starter returning the URL."""
     servers: list[ThreadingHTTPServer] = []
 
-    def start(handler: Handler) -> str:
+    def start(handler: Handler, methods: tuple[str, ...] = ("GET",)) -> str:
         class H(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
+            def answer(self) -> None:
                 status, headers, body = handler(self)
                 self.send_response(status)
                 for k, v in headers.items():
@@ -54,6 +54,8 @@ def canned_rm() -> Iterator[Callable[[Handler], str]]:
             def log_message(self, *args: Any) -> None:
                 pass
 
+        for method in methods:  # a request body is left unread: the handlers answer by path
+            setattr(H, f"do_{method}", H.answer)
         server = ThreadingHTTPServer(("127.0.0.1", 0), H)
         threading.Thread(target=server.serve_forever, daemon=True).start()
         servers.append(server)

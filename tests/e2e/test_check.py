@@ -206,6 +206,8 @@ AS_SERVICE_USER = """
 import json, os, sys
 from amtuner.config import parse_config
 from amtuner.preflight import live_cycle_problems
+import amtuner.state  # what the checks import lazily, loaded before the drop (the interpreter
+                      # may live where the service user cannot read, as under /root)
 cfg = parse_config(json.loads(sys.argv[1]))
 os.setgroups([])
 os.setgid(65534)

@@ -40,10 +40,11 @@ pytestmark = pytest.mark.slow
 PERIOD_S = 0.5
 
 SLOW_REFRESH = """\
-import pathlib, signal, sys, time
+import os, pathlib, signal, sys, time
 if sys.argv[3:] == ["unblock"]:  # as a JVM does: SIGTERM kills it despite amtuner's mask
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGTERM})
 marker = pathlib.Path(sys.argv[1])
+marker.with_suffix(".pid").write_text(str(os.getpid()))
 with marker.open("a") as f:
     f.write("start\\n")
 time.sleep(float(sys.argv[2]))
@@ -215,8 +216,8 @@ def test_once_waits_for_a_runs_change_and_keeps_its_hold_off(
 
 
 def test_ctrl_c_twice_during_a_refresh_completes_the_change_and_exits_0(tmp_path: Path) -> None:
-    """Ctrl-C reaches the whole process group, the refresh command included: the command
-    (which inherits the daemon's blocked signals) finishes, the change is recorded, and the
+    """Ctrl-C reaches the daemon's process group, not the refresh command in its session of
+    its own: the command finishes, the change is recorded, and the
     second Ctrl-C does not turn the clean stop into a KeyboardInterrupt."""
     command, marker = slow_refresh(tmp_path, 2.0)
     with running_sim(sim_argv(tmp_path)) as (rm_url, sched):
@@ -234,8 +235,9 @@ def test_ctrl_c_twice_during_a_refresh_completes_the_change_and_exits_0(tmp_path
 
 
 def test_sigterm_that_kills_the_refresh_rolls_the_change_back(tmp_path: Path) -> None:
-    """systemd's stop sends SIGTERM to the whole control group: a refresh command that does not
-    keep amtuner's blocked mask (a JVM) dies of it. The change is then rolled back: the old file
+    """systemd's stop sends SIGTERM to every process of the unit's control group, the refresh
+    command in its own session included: one that does not keep amtuner's blocked mask (a
+    JVM) dies of it. The change is then rolled back: the old file
     is restored and refreshed again, no audit line, the state keeps the old A; exit 0."""
     command, marker = slow_refresh(tmp_path, 2.0, "unblock")
     with running_sim(sim_argv(tmp_path)) as (rm_url, sched):
@@ -245,7 +247,9 @@ def test_sigterm_that_kills_the_refresh_rolls_the_change_back(tmp_path: Path) ->
         with amtuner_run(config, start_new_session=True) as (proc, log):
             wait_for(lambda: started(marker), "the daemon's refresh to start", proc)
             assert sched.read_bytes() != original
+            refresh_pid = int(marker.with_suffix(".pid").read_text())
             os.killpg(proc.pid, signal.SIGTERM)
+            os.killpg(refresh_pid, signal.SIGTERM)
             assert proc.wait(timeout=2.0 + STOP_SLACK_S) == 0, log.text()
         assert marker.read_text().split() == ["start", "start", "end"], "refreshed back once"
         assert sched.read_bytes() == original

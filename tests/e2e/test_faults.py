@@ -257,7 +257,7 @@ def test_file_edited_between_read_and_write(tmp_path: Path, canned_rm, fair_file
     session = make_session(cfg.rm)
     cycle = Cycle(
         config=cfg, monitor=RMClient.from_settings(cfg.rm, session=session),
-        refresher=make_refresher(cfg.refresh, cfg.rm.urls, session=session),
+        refresher=make_refresher(cfg.refresh),
         read_file=read_then_admin_saves,
     )
     seeded = {"": ControllerState(a=0.1, n=1, prev_pending=5, prev_running=6)}

@@ -15,21 +15,25 @@ from pathlib import Path
 import pytest
 import requests
 
-from amtuner.config import Config, GuardSettings, RefreshSettings, SchedulerSettings
+from amtuner.config import Config, GuardSettings, RefreshSettings, RMSettings, SchedulerSettings
 from amtuner.cycle import Cycle
 from amtuner.executor import (
     CommandRefresher,
     Edit,
+    ExecutorError,
     NoRefresh,
     RefreshError,
     RestRefresher,
     SchedulerFile,
+    StoreChanged,
     apply_edit,
     make_refresher,
 )
 from amtuner.executor.command import KEEP_BYTES, run_bounded
 from amtuner.executor.refresh import sched_conf_xml
 from amtuner.model import ControllerState, Observation, SchedulerKind
+from amtuner.monitor.transport import RequestsTransport
+from amtuner.rmchannel import RMChannel
 
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "tests" / "data" / "shared"
@@ -187,11 +191,12 @@ def test_when_refreshing_the_restored_file_fails_too_it_says_they_may_disagree(
 
 
 def test_make_refresher_per_method() -> None:
-    command = make_refresher(RefreshSettings(), ["http://rm:8088"])
+    command = make_refresher(RefreshSettings())
     assert command.describe() == "yarn rmadmin -refreshQueues"
-    rest = make_refresher(RefreshSettings(method="rest"), ["http://rm:8088/"])
-    assert rest.describe().startswith("PUT http://rm:8088/ws/v1/cluster/scheduler-conf")
-    none = make_refresher(RefreshSettings(method="none"), [])
+    with requests.Session() as session:
+        described = rest_settings(["http://rm:8088/"], session).describe()
+    assert described.startswith("PUT http://rm:8088/ws/v1/cluster/scheduler-conf")
+    none = make_refresher(RefreshSettings(method="none"))
     assert isinstance(none, NoRefresh)
     assert "5-15 s" in none.describe()
 
@@ -201,11 +206,31 @@ def test_make_refresher_per_method() -> None:
 Handler = Callable[[BaseHTTPRequestHandler, bytes], tuple[int, dict[str, str], bytes]]
 
 
-class FakeRM:
-    """A loopback HTTP server whose PUT answers come from ``respond``; records what it got."""
+def apply_put(doc: bytes, body: bytes) -> bytes:
+    """What a mutable store does with a ``<sched-conf>`` PUT (keys set to a value; a key sent
+    empty, which the RM removes, is left alone here)."""
+    root = ET.fromstring(body)
+    values: dict[str, str] = {}
+    for value in entries(root.find("global-updates")).values():
+        if value:
+            values[""] = value
+    for update in root.iter("update-queue"):
+        value = entries(update.find("params")).get("maximum-am-resource-percent")
+        if value:
+            values[update.findtext("queue-name") or ""] = value
+    conf = SchedulerFile(Path("scheduler-conf"), "capacity", doc)
+    return conf.edit({t: float(v) for t, v in values.items()}).new_data
 
-    def __init__(self, respond: Handler) -> None:
+
+class FakeRM:
+    """A loopback HTTP server holding a mutable store (GET serves it, a PUT changes it when
+    ``applies(status)``), whose PUT answers come from ``respond``; records what it got."""
+
+    def __init__(
+        self, respond: Handler, applies: Callable[[int], bool] = lambda status: status < 300
+    ) -> None:
         self.requests: list[tuple[str, str, bytes, str]] = []
+        self.doc = (DATA / "capacity-scheduler.xml").read_bytes()
         rm = self
 
         class H(BaseHTTPRequestHandler):
@@ -213,6 +238,8 @@ class FakeRM:
                 body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
                 rm.requests.append(("PUT", self.path, body, self.headers["Content-Type"]))
                 status, headers, payload = respond(self, body)
+                if applies(status):
+                    rm.doc = apply_put(rm.doc, body)
                 self.send_response(status)
                 for key, value in headers.items():
                     self.send_header(key, value)
@@ -222,11 +249,10 @@ class FakeRM:
 
             def do_GET(self) -> None:
                 rm.requests.append(("GET", self.path, b"", ""))
-                payload = (DATA / "capacity-scheduler.xml").read_bytes()
                 self.send_response(200)
-                self.send_header("Content-Length", str(len(payload)))
+                self.send_header("Content-Length", str(len(rm.doc)))
                 self.end_headers()
-                self.wfile.write(payload)
+                self.wfile.write(rm.doc)
 
             def log_message(self, *args: object) -> None:
                 pass
@@ -243,12 +269,28 @@ class FakeRM:
         self.server.server_close()
 
 
+def rest(urls: list[str], session: requests.Session, deadline_s: float = 5.0) -> RestRefresher:
+    """The REST refresher as `amtuner once` builds it (`amtuner.commands.rest_channel`)."""
+    return RestRefresher(
+        RMChannel(urls, RequestsTransport(session), deadline_s=deadline_s, timeout=(5, 5))
+    )
+
+
+def rest_settings(urls: list[str], session: requests.Session) -> RestRefresher:
+    refresher = make_refresher(
+        RefreshSettings(method="rest"),
+        RMChannel.for_settings(RMSettings(urls=tuple(urls)), session, 5),
+    )
+    assert isinstance(refresher, RestRefresher)
+    return refresher
+
+
 @pytest.fixture
-def rms() -> Iterator[Callable[[Handler], FakeRM]]:
+def rms() -> Iterator[Callable[..., FakeRM]]:
     started: list[FakeRM] = []
 
-    def start(respond: Handler) -> FakeRM:
-        started.append(FakeRM(respond))
+    def start(respond: Handler, applies: Callable[[int], bool] | None = None) -> FakeRM:
+        started.append(FakeRM(respond, applies) if applies else FakeRM(respond))
         return started[-1]
 
     yield start
@@ -272,13 +314,14 @@ def entries(element: ET.Element | None) -> dict[str | None, str | None]:
 
 
 def test_rest_put_sends_global_and_queue_updates(
-    tmp_path: Path, rms: Callable[[Handler], FakeRM]
+    tmp_path: Path, rms: Callable[..., FakeRM]
 ) -> None:
     rm = rms(ok)
     edit = capacity_edit(tmp_path, {"": 0.2, "prod.etl": 0.3, "root.default": 0.1})
     with requests.Session() as session:
-        RestRefresher([rm.url], session, 5).refresh(edit)
-    [(method, path, body, ctype)] = rm.requests
+        rest([rm.url], session).refresh(edit)
+    [read, (method, path, body, ctype)] = rm.requests
+    assert read[:2] == ("GET", "/ws/v1/cluster/scheduler-conf")  # the values it replaces
     assert (method, path, ctype) == ("PUT", "/ws/v1/cluster/scheduler-conf", "application/xml")
     root = ET.fromstring(body)
     assert root.tag == "sched-conf"
@@ -316,7 +359,7 @@ def test_rest_body_has_the_documented_shape() -> None:
     assert ours == documented
 
 
-def test_rest_follows_a_standby_redirect_once(rms: Callable[[Handler], FakeRM]) -> None:
+def test_rest_follows_a_standby_redirect_once(rms: Callable[..., FakeRM]) -> None:
     active = rms(ok)
 
     def standby(h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
@@ -324,83 +367,82 @@ def test_rest_follows_a_standby_redirect_once(rms: Callable[[Handler], FakeRM]) 
 
     rm2 = rms(standby)
     with requests.Session() as session:
-        RestRefresher([dead_url(), rm2.url], session, 5).refresh(
+        rest([dead_url(), rm2.url, active.url], session).refresh(
             Edit(Path("x"), b"", b"", "", True, {"": (0.1, 0.4)})
         )
-    assert len(rm2.requests) == 1
-    assert len(active.requests) == 1
-    assert active.requests[0][2] == rm2.requests[0][2]
+    [put] = [r for r in rm2.requests if r[0] == "PUT"]
+    assert [r[0] for r in active.requests] == ["PUT"] and active.requests[0][2] == put[2]
 
 
-def test_rest_redirect_loop_and_rm_error_and_unreachable(rms: Callable[[Handler], FakeRM]) -> None:
+def test_rest_redirect_loop_and_rm_error_and_unreachable(rms: Callable[..., FakeRM]) -> None:
     def loop(h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
         return 307, {"Location": f"http://127.0.0.1:{h.server.server_address[1]}{h.path}"}, b""
 
     def refuse(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
         return 400, {}, b"Configuration change only supported by MutableConfScheduler."
 
-    edit = Edit(Path("x"), b"", b"", "", True, {"root.a": (0.1, 0.4)})
+    edit = Edit(Path("x"), b"", b"", "", True, {"prod.etl": (0.25, 0.4)})
     with requests.Session() as session:
         looping = rms(loop)
         with pytest.raises(RefreshError, match="redirected again"):
-            RestRefresher([looping.url], session, 5).refresh(edit)
-        assert len(looping.requests) == 2
+            rest([looping.url], session).refresh(edit)
+        assert [r[0] for r in looping.requests] == ["GET", "PUT", "PUT"]
         with pytest.raises(RefreshError, match=r"HTTP 400: Configuration change only supported"):
-            RestRefresher([rms(refuse).url], session, 5).refresh(edit)
-        with pytest.raises(RefreshError, match="no ResourceManager reachable"):
-            RestRefresher([dead_url()], session, 5).refresh(edit)
+            rest([rms(refuse).url], session).refresh(edit)
+        with pytest.raises(RefreshError, match="no ResourceManager answered"):
+            rest([dead_url()], session).refresh(edit)
 
 
 def test_rest_refused_for_want_of_an_admin_says_what_to_set(
-    rms: Callable[[Handler], FakeRM],
+    rms: Callable[..., FakeRM],
 ) -> None:
     def unauthenticated(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
         return 401, {}, b"Unable to obtain user name, user not authenticated"
 
     edit = Edit(Path("x"), b"", b"", "", True, {"": (0.1, 0.4)})
     with requests.Session() as session, pytest.raises(RefreshError) as refused:
-        RestRefresher([rms(unauthenticated).url], session, 5).refresh(edit)
+        rest([rms(unauthenticated).url], session).refresh(edit)
     assert "HTTP 401: Unable to obtain user name" in str(refused.value)
     assert "set rm.user_name" in str(refused.value)
 
 
-def test_rest_failure_rolls_back_the_file(tmp_path: Path, rms: Callable[[Handler], FakeRM]) -> None:
+def test_rest_failure_rolls_back_the_file(tmp_path: Path, rms: Callable[..., FakeRM]) -> None:
     def refuse(_h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
         return 400, {}, b"Invalid configuration: maximum-am-resource-percent"
 
     edit = capacity_edit(tmp_path, {"": 0.5})
     with requests.Session() as session:
-        refresher = make_refresher(RefreshSettings(method="rest"), [rms(refuse).url], session)
+        refresher = rest_settings([rms(refuse).url], session)
         with pytest.raises(RefreshError, match=r"HTTP 400.*restored the previous file"):
             apply_edit(edit, refresher, backup_dir=tmp_path / "b")
     assert edit.path.read_bytes() == edit.old_data
 
 
-def test_rest_fetch_then_edit_without_a_local_file(rms: Callable[[Handler], FakeRM]) -> None:
+def test_rest_fetch_then_edit_without_a_local_file(rms: Callable[..., FakeRM]) -> None:
     rm = rms(ok)
     with requests.Session() as session:
-        refresher = RestRefresher([rm.url], session, 5)
+        refresher = rest([rm.url], session)
         conf = SchedulerFile(Path("scheduler-conf"), "capacity", refresher.fetch())
         edit = conf.edit({"": 0.15})
         refresher.refresh(edit)
-    assert [r[0] for r in rm.requests] == ["GET", "PUT"]
-    assert b"<value>0.15</value>" in rm.requests[1][2]
+    assert [r[0] for r in rm.requests] == ["GET", "GET", "PUT"]
+    assert b"<value>0.15</value>" in rm.requests[2][2]
 
 
 def test_a_failed_put_puts_the_previous_values_back(
-    tmp_path: Path, rms: Callable[[Handler], FakeRM]
+    tmp_path: Path, rms: Callable[..., FakeRM]
 ) -> None:
     """A PUT that failed may have been applied: the old values go back, and a key the file did
     not set goes back empty (removed), not as a value amtuner made up."""
     answers = iter([(500, {}, b"timed out writing the store"), (200, {}, b"applied")])
-    rm = rms(lambda _h, _b: next(answers))
+    rm = rms(lambda _h, _b: next(answers), lambda _status: True)  # applied, then failed
     edit = capacity_edit(tmp_path, {"": 0.2, "root.default": 0.3})
     with requests.Session() as session:
-        refresher = make_refresher(RefreshSettings(method="rest"), [rm.url], session)
+        refresher = rest_settings([rm.url], session)
         with pytest.raises(RefreshError, match=r"HTTP 500.*restored .*; refreshed again"):
             apply_edit(edit, refresher, backup_dir=tmp_path / "b")
     assert edit.path.read_bytes() == edit.old_data
-    first, second = (ET.fromstring(r[2]) for r in rm.requests)
+    first, second = (ET.fromstring(r[2]) for r in rm.requests if r[0] == "PUT")
     key = "yarn.scheduler.capacity.maximum-am-resource-percent"
     assert entries(first.find("global-updates")) == {key: "0.2"}
     assert entries(second.find("global-updates")) == {key: "0.1"}
@@ -410,11 +452,11 @@ def test_a_failed_put_puts_the_previous_values_back(
 
 
 def test_a_failed_put_to_the_store_puts_the_previous_value_back(
-    tmp_path: Path, rms: Callable[[Handler], FakeRM]
+    tmp_path: Path, rms: Callable[..., FakeRM]
 ) -> None:
     """Without a file (the RM's mutable store), the cycle undoes a PUT that failed the same way."""
     answers = iter([(500, {}, b"timed out writing the store"), (200, {}, b"applied")])
-    rm = rms(lambda _h, _b: next(answers))
+    rm = rms(lambda _h, _b: next(answers), lambda _status: True)  # applied, then failed
     cfg = Config(
         scheduler=SchedulerSettings(kind="capacity"),
         refresh=RefreshSettings(method="rest"),
@@ -430,7 +472,7 @@ def test_a_failed_put_to_the_store_puts_the_previous_value_back(
             )
 
     with requests.Session() as session:
-        cycle = Cycle(config=cfg, monitor=Busy(), refresher=RestRefresher([rm.url], session, 5))
+        cycle = Cycle(config=cfg, monitor=Busy(), refresher=rest([rm.url], session))
         seeded = {"": ControllerState(a=0.1, n=1, prev_pending=5, prev_running=6)}
         report, states = cycle.run(seeded)
     assert report.error == "refresh-failed", report
@@ -441,3 +483,157 @@ def test_a_failed_put_to_the_store_puts_the_previous_value_back(
     key = "yarn.scheduler.capacity.maximum-am-resource-percent"
     assert gets and entries(first.find("global-updates")) != {key: "0.1"}
     assert entries(second.find("global-updates")) == {key: "0.1"}
+
+
+# --- REST: redirects, deadline, cap, and a store changed since it was read ------------------
+
+
+def test_a_redirect_to_an_rm_not_configured_is_refused_and_nothing_reaches_it(
+    rms: Callable[..., FakeRM],
+) -> None:
+    """A standby (or anything posing as one) that names another host or port gets neither the
+    PUT nor the GET, nor the session's user.name: only configured RMs are asked."""
+    foreign = rms(ok)
+
+    def elsewhere(h: BaseHTTPRequestHandler, _b: bytes) -> tuple[int, dict[str, str], bytes]:
+        return 307, {"Location": foreign.url + h.path}, b"This is standby RM."
+
+    standby = rms(elsewhere)
+    edit = Edit(Path("x"), b"", b"", "", True, {"": (0.1, 0.4)})
+    with requests.Session() as session:
+        session.params = {"user.name": "yarn"}
+        with pytest.raises(RefreshError, match=r"not one of the configured RMs .*not followed"):
+            rest([standby.url], session).refresh(edit)
+    assert foreign.requests == []
+    assert [r[0] for r in standby.requests] == ["GET", "PUT"]
+
+
+class Redirecting(BaseHTTPRequestHandler):
+    """Answers every request with ``status`` to ``location`` (a gateway's login page)."""
+
+    status = 302
+    location = "http://127.0.0.1:1/login"
+
+    def _answer(self) -> None:
+        self.send_response(self.status)
+        self.send_header("Location", self.location)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    do_GET = do_PUT = _answer
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.mark.parametrize("status", [301, 302, 303, 308])
+def test_a_redirect_that_is_not_a_standby_s_307_is_refused(status: int) -> None:
+    handler = type("H", (Redirecting,), {"status": status})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with requests.Session() as session, pytest.raises(
+            ExecutorError, match=rf"HTTP {status} redirect to .*/login, not a standby RM's 307"
+        ):
+            rest([f"http://127.0.0.1:{server.server_address[1]}"], session).fetch()
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+class Drip(BaseHTTPRequestHandler):
+    """Says it sends 1 MB, then drips a byte every 0.2 s."""
+
+    def do_GET(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Length", str(1 << 20))
+        self.end_headers()
+        try:
+            for _ in range(200):
+                self.wfile.write(b"<")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            pass
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_the_rest_refresh_keeps_the_monitor_s_deadline_and_cap(
+    rms: Callable[..., FakeRM],
+) -> None:
+    """An RM that drips its answer cannot hold a refresh past its deadline (each socket read
+    alone would never time out), and an answer larger than the cap is refused."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Drip)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        with requests.Session() as session, pytest.raises(
+            ExecutorError, match=r"within the 1 s deadline"
+        ):
+            rest([f"http://127.0.0.1:{server.server_address[1]}"], session, 1.0).fetch()
+    finally:
+        server.shutdown()
+        server.server_close()
+    rm = rms(ok)
+    with requests.Session() as session:
+        small = RMChannel([rm.url], RequestsTransport(session), deadline_s=5, timeout=(5, 5),
+                          max_body_bytes=100)  # fmt: skip
+        with pytest.raises(ExecutorError, match=r"larger than the 100 byte cap"):
+            RestRefresher(small).fetch()
+
+
+def test_a_store_changed_since_it_was_read_is_kept(
+    tmp_path: Path, rms: Callable[..., FakeRM]
+) -> None:
+    """An admin changes the global value between amtuner's read and its PUT: nothing is PUT,
+    their value stays, and amtuner's file goes back as it was."""
+    rm = rms(ok)
+    edit = capacity_edit(tmp_path, {"": 0.3})  # read when the store held 0.1
+    rm.doc = apply_put(rm.doc, sched_conf_xml({"": (0.1, 0.2)}))  # the admin's change
+    with requests.Session() as session, pytest.raises(
+        StoreChanged, match=r"holds 0.2 for the global value, not the 0.1"
+    ):
+        apply_edit(edit, rest([rm.url], session), backup_dir=tmp_path / "b")
+    assert [r[0] for r in rm.requests] == ["GET"]
+    assert edit.path.read_bytes() == edit.old_data
+    assert StoreChanged.label == "concurrent-edit"
+    assert b"<value>0.2</value>" in rm.doc
+
+
+def test_a_store_changed_since_the_cycle_read_it_is_kept(
+    tmp_path: Path, rms: Callable[..., FakeRM]
+) -> None:
+    """Without a file: the cycle read the store, an admin changed it, the PUT does not happen."""
+    rm = rms(ok)
+    cfg = Config(
+        scheduler=SchedulerSettings(kind="capacity"), refresh=RefreshSettings(method="rest"),
+        guard=GuardSettings(hold_off_seconds=0), state_file=tmp_path / "state.json",
+    )  # fmt: skip
+
+    class Busy:
+        def observe(self, targets: object = ()) -> Observation:
+            return Observation(
+                time=1000.0, scheduler=SchedulerKind.CAPACITY, pending_apps=12, running_apps=6,
+                memory_used_mb=8192, memory_total_mb=32768,
+            )  # fmt: skip
+
+    with requests.Session() as session:
+        refresher = rest([rm.url], session)
+        real_fetch, fetched = refresher.fetch, []
+
+        def fetch_then_admin() -> bytes:
+            data = real_fetch()
+            if not fetched:  # the cycle's read; the admin saves right after it
+                rm.doc = apply_put(rm.doc, sched_conf_xml({"": (0.1, 0.12)}))
+            fetched.append(data)
+            return data
+
+        refresher.fetch = fetch_then_admin  # type: ignore[method-assign]
+        cycle = Cycle(config=cfg, monitor=Busy(), refresher=refresher)
+        seeded = {"": ControllerState(a=0.1, n=1, prev_pending=5, prev_running=6)}
+        report, states = cycle.run(seeded)
+    assert report.error == "concurrent-edit", report
+    assert "not the 0.1 amtuner read" in report.message and states == seeded
+    assert [r[0] for r in rm.requests if r[0] == "PUT"] == []
+    assert b"<value>0.12</value>" in rm.doc

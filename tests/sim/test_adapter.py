@@ -10,6 +10,8 @@ import requests
 from amtuner.executor import RestRefresher, SchedulerFile
 from amtuner.model import GLOBAL_TARGET, SchedulerKind
 from amtuner.monitor.client import RMClient
+from amtuner.monitor.transport import RequestsTransport
+from amtuner.rmchannel import RMChannel
 from amtuner.sim.adapter import SimAdapter, watch_allocation_file
 from amtuner.sim.rmapi import FaceOptions
 from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
@@ -65,7 +67,8 @@ def test_a_standby_adapter_redirects_to_the_active_one() -> None:
 def test_the_rest_refresher_tunes_a_mutable_store() -> None:
     sim = simulation(SchedulerKind.CAPACITY)
     s = session_for(sim, FaceOptions(mutable_conf=True))
-    refresher = RestRefresher(["http://sim"], s, timeout_s=5)
+    channel = RMChannel(["http://sim"], RequestsTransport(s), deadline_s=5, timeout=(5, 5))
+    refresher = RestRefresher(channel)
     current = SchedulerFile(Path("scheduler-conf"), SchedulerKind.CAPACITY, refresher.fetch())
     refresher.refresh(current.edit({GLOBAL_TARGET: 0.35}))
     leaf = next(q for q in sim.view().queues if q.path == "root.default")
