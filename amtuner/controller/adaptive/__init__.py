@@ -6,21 +6,21 @@ asks the rules of `RULES` in order for a verdict, and turns the first into a mov
 second reversal in a row waits for confirmation, the depth of the search (`_depth`), the step
 (`figures.move`), whole AMs (`_whole_ams`), on a FairScheduler whose limit counts the vcores
 free the first look's A at the top of its band of whole AMs (`rules.blind`), and on a
-CapacityScheduler the AM the first look holds back until apps are seen (`_held_back`,
-`_give_back`). Each rule's docstring (`rules`) says why it is there; `Case` names them in
-decisions, metrics and status. A stays in [a_min, a_max] with at most DECIMALS decimals; what
-the policy carries between periods is `Memory`.
+CapacityScheduler the half of the first look's step held back until the jobs it admitted show
+their size (`_held_back`, `_give_back`). Each rule's docstring (`rules`) says why it is there;
+`Case` names them in decisions, metrics and status. A stays in [a_min, a_max] with at most
+DECIMALS decimals; what the policy carries between periods is `Memory`.
 
 The rules, as one line each (A only gates apps that have not started; it never stops a running
 AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into short jobs on a
 FairScheduler, down to 1 - T2; room while apps wait, raise (unless every waiting AM fits, the
 last raise has not shown, or the running apps are in their tail: then one AM after the room
-shows twice); the period after a burst, claimed full by a batch of jobs larger than the paper's
-on a FairScheduler, lower to where their tasks keep their aim; between ROOMY and FULL, hold;
+shows twice); between ROOMY and FULL, hold;
 full on a FairScheduler held by a few large jobs, raise; full while apps wait, lower straight to
 where tasks keep their aim (`task_aim`: T2 for the paper's jobs, more for AMs smaller than two
 tasks and, on a CapacityScheduler, for jobs with more work behind each AM; on memory, and not
-below the AMs that run, where jobs run in waves under a limit that counts the vcores free)
+below the AMs that run, where jobs run in waves under a limit that counts the vcores free,
+unless those AMs outnumber their tasks)
 unless they already do, AM use is still over A, jobs are short, or A is at the goal. The law's
 reasons and measurements: docs/policies.md.
 """
@@ -87,30 +87,31 @@ def _whole_ams(p: Period, new_a: float, move: str) -> tuple[float, str]:
 
 
 def _held_back(p: Period, new_a: float) -> float | None:
-    """The first look is blind: it sees how many apps wait, not how large they are, and an AM
-    admitted in excess holds its memory for its job's whole life while one held back costs a
-    period. So on a CapacityScheduler the first period's raise admits one AM fewer than its
-    step covers, and `_give_back` adds it at the first period that sees apps waiting, unless
-    that period lowers A (the jobs seen need fewer AMs). Measured on 16 jobs of 32 maps on 4
-    nodes (best 5 AMs; the first raise admitted 8): once 8 AMs run, no later move brings the
-    batch under 1.060 of the best fixed value; from 7 it is 1.039, and the paper's groups go
-    from 0.997-1.013 to 0.982-0.994. On a FairScheduler the first write already lands after
-    the AMs the old value admits (its allocation file poll, 5-15 s), and an AM added a period
-    later meets the vcore side of its limit floating with the vcores tasks hold by then: with
-    this rule its paper groups were 1.025-1.045. The A one AM short, or None."""
+    """The first look is blind: it has seen how many apps wait, not how large they are, and
+    its step assumes jobs like those T2 was set for. An AM admitted in excess holds its memory
+    for its job's whole life, while one held back costs a period: so on a CapacityScheduler
+    the first raise commits half the AMs its step covers (a bisection in whole AMs, at least
+    one), and `_give_back` adds the rest at the first period that sees apps waiting, once the
+    admitted jobs have shown their size. On a FairScheduler the first write already lands
+    after the AMs its old value admits (its allocation-file poll, 5-15 s after the write). The
+    A of the half, or None."""
     if not (p.first and p.capacity and new_a > p.a):
         return None
-    ams = p.f.ams_of(new_a) - 1
-    return p.f.a_for(ams) if ams > p.f.ams_admitted(p.a) else None
+    now = p.f.ams_admitted(p.a)
+    half = now + max(1, (p.f.ams_of(new_a) - now) // 2)
+    return p.f.a_for(half) if p.f.a_for(half) < new_a else None
 
 
 def _give_back(p: Period, want: int, new_a: float) -> float | None:
-    """The AM `_held_back` kept back, added to what this period decided: the first period
-    since that sees apps waiting and does not lower A. The A with it, or None."""
-    if not (p.memory.held_back and p.f.pending and want >= 0):
+    """The rest of the first look's step (`_held_back`), added at the first period since that
+    sees apps waiting, when the jobs it admitted have no more work behind each AM than the
+    jobs its step assumed (`Figures.work`; the CapacityScheduler's asks reach the RM once an
+    AM runs) and this period does not lower A. Larger jobs want fewer AMs than the blind step
+    covered: the search goes on from the half. The A with the rest, or None."""
+    held_to = p.memory.held_to
+    if not (held_to and p.f.pending and want >= 0 and p.f.work <= 1):
         return None
-    back = min(p.f.a_for(max(p.f.ams_of(new_a), p.f.ams) + 1), p.settings.a_max)
-    return back if back > new_a else None
+    return held_to if held_to > new_a else None
 
 
 def decide(
@@ -149,12 +150,12 @@ def decide(
         how += f"; first look: A {top:.4g}, the top of its band of whole AMs"
         case = case if new_a > a else Case.TOP_OF_BAND
         new_a = top
-    held_back = memory.held_back and not p.f.pending
+    held_to = memory.held_to if not p.f.pending else 0.0
     if (short := _held_back(p, new_a)) is not None:
-        how += f"; first look: one AM held back, A {short:.4g} until apps are seen"
-        new_a, held_back = short, True
+        how += f"; first look: half its AMs, A {short:.4g} until apps are seen"
+        new_a, held_to = short, new_a
     elif (back := _give_back(p, want, new_a)) is not None:
-        how += f"; with the AM the first look held back: A {back:.4g}"
+        how += f"; with the rest of the first look's step: A {back:.4g}"
         case, new_a = Case.HELD_BACK, back
         last_move, reversed_ = 1, memory.last_move < 0
     rule = RULE_OF.get(case, Rule.HOLD)
@@ -184,7 +185,7 @@ def decide(
         reversed=reversed_,
         wanted=wanted,
         short=p.was_short,
-        held_back=held_back,
+        held_to=held_to,
         burst=p.burst,
     )
     new_state = ControllerState(

@@ -26,14 +26,13 @@ class Case(enum.StrEnum):
     ROOM = "room"
     DEAD_BAND = "dead-band"
     LARGE_JOBS_HOLD = "full-large-jobs-hold-it"
-    LARGE_BATCH = "full-large-batch"
     TASKS_KEEP_AIM = "full-tasks-keep-aim"
     AMS_OVER_A = "full-ams-over-a"
     SHORT_FULL = "full-short-jobs"
     AT_GOAL = "full-at-goal"
     OVER_ALLOCATED = "over-allocated"
     REVERSAL_UNCONFIRMED = "reversal-unconfirmed"
-    HELD_BACK = "first-look-am-added"
+    HELD_BACK = "first-look-rest-added"
     TOP_OF_BAND = "first-look-top-of-band"
 
     @property
@@ -62,10 +61,6 @@ CASE_MEANINGS: Mapping[Case, str] = {
     Case.ROOM: "room while apps wait: raise by alpha/2^n (at least step)",
     Case.DEAD_BAND: "between roomy and full: keep A",
     Case.LARGE_JOBS_HOLD: "full, held by a few large jobs (FairScheduler): raise A",
-    Case.LARGE_BATCH: (
-        "a batch of large jobs fills the cluster (FairScheduler, the period after a burst):"
-        " lower A to where their tasks keep their aim"
-    ),
     Case.TASKS_KEEP_AIM: "full, but tasks already hold their aim: keep A",
     Case.AMS_OVER_A: "full, AM use over A by more than one AM (a lower A acts as jobs end): wait",
     Case.SHORT_FULL: "full, but short jobs turn over (FairScheduler): keep A",
@@ -73,7 +68,8 @@ CASE_MEANINGS: Mapping[Case, str] = {
     Case.OVER_ALLOCATED: "full while apps wait, AMs crowd tasks: lower A to the goal",
     Case.REVERSAL_UNCONFIRMED: "a second reversal in a row waits one period for confirmation",
     Case.HELD_BACK: (
-        "the AM the first look held back (CapacityScheduler), added once apps are seen waiting"
+        "the half of the first look's step held back (CapacityScheduler), added once the jobs"
+        " it admitted show no more work per AM than it assumed"
     ),
     Case.TOP_OF_BAND: (
         "first look, where a FairScheduler's limit counts vcores free (its fair share has"
@@ -91,7 +87,6 @@ RULE_OF = {
     Case.ROOM_TAIL: Rule.UNDER_ALLOCATION,
     Case.ROOM: Rule.UNDER_ALLOCATION,
     Case.LARGE_JOBS_HOLD: Rule.UNDER_ALLOCATION,
-    Case.LARGE_BATCH: Rule.OVER_ALLOCATION_3,
     Case.OVER_ALLOCATED: Rule.OVER_ALLOCATION_3,
     Case.HELD_BACK: Rule.UNDER_ALLOCATION,
     Case.TOP_OF_BAND: Rule.UNDER_ALLOCATION,

@@ -95,6 +95,13 @@ class Figures:
         return max(1.0, backlog / PAPER_BACKLOG)
 
     @property
+    def starved(self) -> bool:
+        """Fewer task containers run than AMs (tasks over AMs, each counted in its own size):
+        most AMs hold no task. A job moves only while a task of it runs, so its AM then holds
+        memory for nothing."""
+        return self.tasks * self.am_to_task < self.am
+
+    @property
     def claimed(self) -> float:
         """The share used, already asked for by running apps' tasks, or reserved."""
         return min(1.0, self.used + self.waiting + self.reserved)

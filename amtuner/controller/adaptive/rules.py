@@ -47,8 +47,9 @@ class Memory:
     """+1 / -1 for a second reversal seen once and held, awaiting confirmation."""
     short: bool = False
     """The last period saw short jobs (or carried that over new arrivals)."""
-    held_back: bool = False
-    """The first look raised A one AM short, and no period has seen apps waiting since."""
+    held_to: float = 0.0
+    """The A the first look's raise aimed at, of which it committed half (CapacityScheduler),
+    while no period has seen apps waiting since; 0 when nothing is held back."""
     burst: bool = False
     """The last period was a burst (the first, or a backlog jump)."""
 
@@ -62,7 +63,7 @@ class Memory:
             reversed=bool(extra.get("reversed", 0)),
             wanted=int(extra.get("wanted", 0)),
             short=bool(extra.get("short", 0)),
-            held_back=bool(extra.get("held_back", 0)),
+            held_to=extra.get("held_to", 0.0),
             burst=bool(extra.get("burst", 0)),
         )
 
@@ -367,33 +368,6 @@ def _large_jobs_hold_it(p: Period) -> Proposal | None:
     return Proposal(Case.LARGE_JOBS_HOLD, why, want=1, cap=p.goal - p.a)
 
 
-def _large_batch(p: Period) -> Proposal | None:
-    """The period after a burst on a FairScheduler, its tasks asking for the cluster and more,
-    and the running jobs with more work behind each AM than the paper's (`Figures.work`): a
-    batch of large jobs, admitted at a value chosen before their size showed. Lower to where
-    their tasks keep the aim of jobs that large (`task_aim`), counted on memory (the vcore side
-    floats with the vcores tasks hold, `Figures.floating`) against the share claimed, since
-    the tasks asked for take what frees at the next heartbeats. Only then: the running apps
-    came with the burst, so their work per AM is the waiting apps' too; later in a day a few
-    huge jobs' asks make the mean work of many small ones read large (SWIM FB-2009 on 25
-    nodes: mean job completion time 1.2-4.9 of the best fixed value with the rule every
-    period, unchanged with it here). Measured on 16 jobs of 32 maps on 4 nodes (10 seeds):
-    1.172 of the best fixed value, over the default, without; 1.100 and 0.954 of the default
-    with it; the phase-changing workload 0.998 -> 0.986; the paper's jobs (work 1) unmoved."""
-    f = p.f
-    if not _after_a_burst(p) or f.claimed < FULL or f.work <= 1:
-        return None
-    aim = task_aim(p.settings.t2, f.am_to_task, f.work)
-    goal = f.on_memory.a_for(f.nearest_ams(f.claimed - aim))
-    if p.a - goal < _UNDER:
-        return None
-    why = (
-        f"full the period after a burst, jobs with {f.work:.2g}x the paper's work per AM:"
-        f" tasks keep {aim:.3g} once AMs hold {goal:.4f}"
-    )
-    return Proposal(Case.LARGE_BATCH, why, want=-1, cap=p.a - goal)
-
-
 def _tasks_keep_their_aim(p: Period) -> Proposal | None:
     """Full, but with A filled (less one AM of slack) tasks keep their aim - step: the band
     around the aim where nothing moves."""
@@ -465,7 +439,6 @@ RULES: tuple[Callable[[Period], Proposal | None], ...] = (
     _room_with_short_jobs,
     _room_in_the_tail,
     _room,
-    _large_batch,
     _dead_band,
     _large_jobs_hold_it,
     _tasks_keep_their_aim,
@@ -497,12 +470,13 @@ def blind(f: Figures, a: float, settings: ControllerSettings) -> float:
 def _goal(f: Figures, aim: float) -> float:
     """The A where tasks keep their aim once AMs fill it: the nearest whole number of AMs to
     used - aim, on the limit as it lasts (`Figures.lasting`). Where jobs run in waves under a
-    floating vcore side, not below the AMs that run: there A stops admitting at once, and a
-    goal below them cut the paper's grep on 4 nodes from its best 9 AMs to 7 (10 seeds: 1.042
-    of the best fixed value, 1.019 with this floor)."""
+    floating vcore side, not below the AMs that run: there A stops admitting at once, and the
+    AMs of a wave hand their room back together as it ends. Not where the AMs outnumber their
+    tasks' containers (`Figures.starved`): then most AMs hold no task and wait for one, no wave
+    is running to end, and a goal at the AMs that run would keep the overload it measures."""
     lasting = f.lasting
     goal = lasting.a_for(f.nearest_ams(f.used - aim))
-    return max(goal, lasting.a_for(f.ams)) if f.in_waves else goal
+    return max(goal, lasting.a_for(f.ams)) if f.in_waves and not f.starved else goal
 
 
 def period(
