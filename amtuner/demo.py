@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, get_args
 
 from amtuner.commands import build_cycle, target_name
-from amtuner.config import PolicyName, load_config
+from amtuner.config import ControllerSettings, PolicyName, load_config
 from amtuner.exitcodes import ExitCode
 from amtuner.model import ControllerState
 
@@ -154,7 +154,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--scheduler", choices=["capacity", "fair"], default="capacity",
                    help="the simulated RM's scheduler (default: %(default)s)")
     p.add_argument("--workload", default="paper:mixed", help="default: %(default)s")
-    p.add_argument("--policy", choices=get_args(PolicyName), default="paper",
+    p.add_argument("--policy", choices=get_args(PolicyName), default=ControllerSettings().policy,
                    help="the controller policy (default: %(default)s)")
     p.add_argument("--period", type=float, default=10.0,
                    help="control period in simulated seconds (default: %(default)s)")

@@ -89,7 +89,8 @@ class Setup:
         doc: dict[str, Any] = {
             "scheduler": {"kind": "fair", "config_file": str(self.sched)},
             "refresh": {"method": "none"},
-            "controller": {"period_seconds": 30},
+            # The paper's loop: its moves are what these tests of the daemon's mechanics count.
+            "controller": {"policy": "paper", "period_seconds": 30},
             "guard": {"hold_off_seconds": 0},
             "metrics": {"enabled": False},
             "backup_dir": str(self.tmp / "backups"),

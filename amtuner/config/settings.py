@@ -144,7 +144,10 @@ class RefreshSettings:
 
 @dataclass(frozen=True, slots=True)
 class ControllerSettings:
-    policy: PolicyName = "paper"
+    policy: PolicyName = "adaptive"
+    """`adaptive` unless told otherwise: on drawn clusters it never ran on it stays near each
+    one's best fixed value, where `paper` (the paper's loop as published, kept for comparison)
+    can admit AMs until tasks starve (docs/zoo.md)."""
     t1: float = 1.0
     t2: float = 0.5
     t3: float = 0.8

@@ -68,8 +68,11 @@ def canned_rm() -> Iterator[Callable[[Handler], str]]:
 
 
 def write_config(path: Path, **sections: Any) -> Path:
-    """A config for tests: state and backups beside it, no hold-off, no metrics port."""
+    """A config for tests: state and backups beside it, no hold-off, no metrics port, and the
+    paper's loop, whose moves these tests of the daemon's mechanics predict (a test of a policy
+    names it)."""
     doc: dict[str, Any] = {
+        "controller": {"policy": "paper"},
         "guard": {"hold_off_seconds": 0},
         "metrics": {"enabled": False},
         "backup_dir": str(path.parent / "backups"),
