@@ -156,3 +156,12 @@ def test_equal_weights_give_the_capacities_no_weights_give() -> None:
     assert default_scheduler_config("capacity", queues, 0.3) == default_scheduler_config(
         "capacity", queues, 0.3, weights=(2.0, 2.0, 2.0)
     )
+
+
+def test_without_weights_siblings_share_equally_whatever_lies_below() -> None:
+    cs = build_simulation(
+        "capacity", zoo_case(0).workload,
+        default_scheduler_config("capacity", ("root.a.x", "root.a.y", "root.b")),
+    )  # fmt: skip
+    assert cs.scheduler.queues["root.a"].conf.absolute_capacity == pytest.approx(0.5)
+    assert cs.scheduler.queues["root.a.x"].conf.absolute_capacity == pytest.approx(0.25)

@@ -80,8 +80,9 @@ def _percentages(weights: Sequence[float]) -> list[str]:
 
 
 def _subtree_weights(queues: Sequence[str], weights: Sequence[float]) -> dict[str, float]:
-    """Path -> weight for every queue of the tree: a leaf's own (1 when ``weights`` is empty), a
-    parent's the sum of its leaves', so siblings share their parent as their leaves ask."""
+    """Path -> weight for every queue of the tree: a leaf's own, a parent's the sum of its
+    leaves', so siblings share their parent as their leaves ask; every queue 1 when ``weights``
+    is empty (equal siblings, whatever lies below them)."""
     if weights and len(weights) != len(queues):
         raise SchedulerConfigError(
             f"{len(weights)} queue weights for {len(queues)} queues: one weight per queue"
@@ -93,7 +94,7 @@ def _subtree_weights(queues: Sequence[str], weights: Sequence[float]) -> dict[st
         parts = leaf.split(".")
         for depth in range(2, len(parts) + 1):
             path = ".".join(parts[:depth])
-            out[path] = out.get(path, 0.0) + (weights[i] if weights else 1.0)
+            out[path] = out.get(path, 0.0) + weights[i] if weights else 1.0
     return out
 
 
