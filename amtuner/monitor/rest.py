@@ -233,7 +233,7 @@ def scheduler_kind_of(doc: Any, url: str = "scheduler") -> SchedulerKind:
     kind = info.get("type")
     if kind == "fifoScheduler":
         raise _bad(f"{url}: the RM runs the FifoScheduler, which has no AM share to tune")
-    if kind not in _SCHEDULER_TYPES:
+    if not isinstance(kind, str) or kind not in _SCHEDULER_TYPES:
         raise _bad(
             f"{url}: unknown scheduler type {kind!r} (expected capacityScheduler or fairScheduler)"
         )
