@@ -77,6 +77,15 @@ class QueueStats:
     memory_pending_mb: int | None = None
     """Memory the queue's apps asked for and do not hold yet, their AM asks included (CS the
     default partition's ``pending``; FS ``demandResources`` less ``usedResources``)."""
+    max_apps: int | None = None
+    """Apps that may run at once: CS ``maxParallelApps`` (3.4+), FS ``maxApps`` (its
+    ``maxRunningApps``)."""
+    held_apps: int | None = None
+    """CS only: apps over ``max-parallel-apps`` (``AbstractLeafQueue`` non-runnable apps), which
+    ``numPendingApplications`` leaves out: ``numApplications`` less pending and active (3.4+)."""
+    user_am_room_mb: int | None = None
+    """CS only: the least AM room (per-user ``amLimit`` less ``amUsed``, ``UsersManager``) among
+    the users with apps waiting; None where the RM lists no such user."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +124,15 @@ class Observation:
     labelled_partitions: tuple[str, ...] = ()
     """Node-label partitions the CapacityScheduler reports queues in. Every figure above is the
     default partition's (or the cluster's): AMs there, and their limits, are not tuned."""
+    waits: tuple[Wait, ...] = ()
+    """Why the waiting apps wait, per leaf queue (`amtuner.causes`); empty where the source
+    does not tell (the web UI)."""
+
+    def waits_for(self, target: str) -> tuple[Wait, ...]:
+        """The waits of one target: its leaf queue's, or every one for the global target."""
+        if target == GLOBAL_TARGET:
+            return self.waits
+        return tuple(w for w in self.waits if w.queue == target)
 
     @property
     def memory_ratio(self) -> float:
@@ -125,6 +143,32 @@ class Observation:
             if q.name == name:
                 return q
         return None
+
+
+class WaitCause(enum.StrEnum):
+    """Why a queue's apps wait in ACCEPTED: the scheduler's limits in the order the
+    CapacityScheduler documents them (max-parallel-apps, then the queue AM limit, then the user
+    AM limit), and the cluster being full when none of them binds."""
+
+    MAX_APPS = "max-apps"
+    QUEUE_AM_LIMIT = "queue-am-limit"
+    USER_AM_LIMIT = "user-am-limit"
+    CLUSTER_FULL = "cluster-full"
+
+    @property
+    def a_cures(self) -> bool:
+        """Whether raising A lets these apps start: only the AM limits are made of A (the user
+        AM limit is the queue's times the user limit and user-limit-factor, YARN-2637)."""
+        return self in (WaitCause.QUEUE_AM_LIMIT, WaitCause.USER_AM_LIMIT)
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Apps of one leaf queue held by one limit (queue ``""``: apps no leaf accounts for)."""
+
+    queue: str
+    cause: WaitCause
+    apps: int
 
 
 class Rule(enum.StrEnum):

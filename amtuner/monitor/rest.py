@@ -29,6 +29,9 @@ Choices, with the reasons (yarn-facts §1.5, §3):
   neither is an empty parent (FS ``type="parent"`` queues) and holds no figures.
 * Any missing or negative figure the observation needs refuses the whole response: a partial
   observation could make the controller act on numbers the RM never reported.
+* Why apps wait (`amtuner.monitor.waits`) is read from the same document: CS ``maxParallelApps``
+  and ``numApplications`` (3.4+: the apps ``max-parallel-apps`` holds are in neither pending nor
+  active), each waiting user's ``amLimit``/``amUsed`` (``users``), FS ``maxApps``.
 * Node labels: a CS 3.x queue lists one entry per partition it can use in
   ``capacities.queueCapacitiesByPartition`` (``PartitionQueueCapacitiesInfo``) and
   ``resources.resourceUsagesByPartition`` (``PartitionResourcesInfo``, with ``amUsed`` and
@@ -43,10 +46,11 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind
+from amtuner.monitor.waits import classify
 from amtuner.safetext import shown
 
 REASONS: tuple[str, ...] = (
@@ -366,10 +370,40 @@ def _cs_leaves(
     pending = _resource(usage, "pending", path)
     pending_mb = pending[0] if pending else None
     counters = ("numPendingApplications", "numActiveApplications", "numContainers")
-    yield _leaf(
+    leaf = _leaf(
         path, queue, counters, used, am_used, am_limit, share, pending_mb,
         am_share=_loaded_share(queue, caps, path),
     )  # fmt: skip
+    total_apps = _opt_count(queue, "numApplications", path)
+    held = (
+        None if total_apps is None else max(0, total_apps - leaf.pending_apps - leaf.running_apps)
+    )
+    yield replace(
+        leaf,
+        max_apps=_opt_count(queue, "maxParallelApps", path),
+        held_apps=held,
+        user_am_room_mb=_user_am_room(queue, path),
+    )
+
+
+def _user_am_room(queue: Mapping[str, Any], where: str) -> int | None:
+    """The least AM room among a CS leaf's users with apps waiting: each ``UserInfo`` carries
+    its own ``amLimit`` and ``amUsed`` in the default partition (2.8+, ``UsersManager.User``)."""
+    users = queue.get("users")
+    listed = users.get("user") if isinstance(users, Mapping) else None
+    if isinstance(listed, Mapping):  # one user of a wrapped list
+        listed = [listed]
+    rooms = []
+    for user in listed if isinstance(listed, list) else ():
+        if not isinstance(user, Mapping) or not user.get("numPendingApplications"):
+            continue
+        name = f"{where} user {user.get('username')!r}"
+        usage = _partition(user, "resources", "resourceUsagesByPartition")
+        limit = _resource(usage, "amLimit", name)
+        am_used = _resource(usage, "amUsed", name) or _resource(user, "AMResourceUsed", name)
+        if limit is not None and am_used is not None:
+            rooms.append(limit[0] - am_used[0])
+    return min(rooms) if rooms else None
 
 
 def _loaded_share(
@@ -409,7 +443,8 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
     demand = _resource(queue, "demandResources", path)
     pending_mb = max(0, demand[0] - used[0]) if demand else None
     counters = ("numPendingApps", "numActiveApps", "allocatedContainers")
-    yield _leaf(path, queue, counters, used, am_used, am_limit, share, pending_mb)
+    leaf = _leaf(path, queue, counters, used, am_used, am_limit, share, pending_mb)
+    yield replace(leaf, max_apps=_opt_count(queue, "maxApps", path))
 
 
 Pair = tuple[int, int | None]
@@ -485,7 +520,7 @@ def build_observation(
     check_targets(targets, leaves, source)
     am_values = [q.am_memory_used_mb for q in leaves]
     am_total = None if any(v is None for v in am_values) else sum(v for v in am_values if v)
-    return Observation(
+    obs = Observation(
         time=time,
         scheduler=kind,
         pending_apps=metrics.pending_apps,
@@ -506,3 +541,4 @@ def build_observation(
             else ()
         ),
     )
+    return classify(obs)

@@ -1,0 +1,110 @@
+"""Why a queue's apps wait, from the one scheduler document the monitor reads each cycle (what
+cures each: `amtuner.cures`).
+
+An app waits in ACCEPTED for many reasons, and the AM share A is only one. The
+CapacityScheduler applies its limits in a documented order (``CapacityScheduler.md``):
+``maximum-applications`` refuses the submission, ``max-parallel-apps`` holds the app as
+non-runnable (``AbstractLeafQueue``, YARN-9930), then ``activateApplications`` holds it behind
+the queue AM limit and then the user AM limit (the queue's times the user limit and
+user-limit-factor, YARN-2637). The FairScheduler holds an app non-runnable while
+``maxRunningApps`` binds (``MaxRunningAppsEnforcer``) and its AM behind ``maxAMShare``
+(``FSLeafQueue.canRunAppAM``). An app past all of them waits for its AM container: the cluster
+is full. Raising A cures only the two AM limits.
+
+What each scheduler reports decides what can be told apart:
+
+* CS ``numPendingApplications`` counts exactly the apps ``activateApplications`` refused, so an
+  AM limit holds each of them (but when no app runs: the first AM is exempt). The queue limit is
+  the one named when one more AM of the queue's mean size would pass it, the user limit when a
+  waiting user's room (``UserInfo``'s own ``amLimit`` less ``amUsed``) is smaller than that AM,
+  else whichever has less room. Non-runnable apps are ``numApplications`` less pending and
+  active (3.4+). Activated apps whose AM is not allocated yet appear in no queue figure: they
+  are the cluster's ``appsPending`` less everything classified, cluster-full, global only.
+* FS ``numPendingApps`` mixes runnable apps without an AM and non-runnable ones. At most
+  ``maxApps`` are runnable, so at least running + pending - ``maxApps`` of them are held by it;
+  the rest wait behind ``maxAMShare`` when one more AM would pass ``amMaxResources`` (a 0 there
+  means the share is disabled or never computed), else for a container.
+
+Not told apart here: a parent queue's ``maxRunningApps`` or ``max-parallel-apps``, and the
+per-user ones (``userMaxAppsDefault``, ``yarn.scheduler.capacity.user.<user>.max-parallel-apps``),
+which the scheduler document does not report per user.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind, Wait, WaitCause
+
+
+def classify(obs: Observation) -> Observation:
+    """The observation with its `Observation.waits` filled in."""
+    waits: list[Wait] = []
+    for q in obs.queues:
+        waits.extend(queue_waits(q, obs.scheduler))
+    rest = obs.pending_apps - sum(w.apps for w in waits)
+    if rest > 0:
+        waits.append(Wait(GLOBAL_TARGET, WaitCause.CLUSTER_FULL, rest))
+    return dataclasses.replace(obs, waits=tuple(waits))
+
+
+def queue_waits(q: QueueStats, scheduler: SchedulerKind) -> list[Wait]:
+    """The waiting apps of one leaf queue by what holds them (only causes with apps)."""
+    counts = dict.fromkeys(WaitCause, 0)
+    if scheduler is SchedulerKind.CAPACITY:
+        counts[WaitCause.MAX_APPS] = q.held_apps or 0
+        if q.pending_apps:
+            counts[_cs_am_cause(q)] += q.pending_apps
+    else:
+        held = 0
+        if q.max_apps is not None:
+            held = min(q.pending_apps, max(0, q.running_apps + q.pending_apps - q.max_apps))
+        counts[WaitCause.MAX_APPS] = held
+        rest = q.pending_apps - held
+        if rest:
+            counts[_fs_am_cause(q)] += rest
+    return [Wait(q.name, cause, n) for cause, n in counts.items() if n > 0]
+
+
+def _mean_am_mb(q: QueueStats) -> int | None:
+    if not q.running_apps or q.am_memory_used_mb is None:
+        return None
+    return -(-q.am_memory_used_mb // q.running_apps)
+
+
+def _queue_am_full(q: QueueStats, am_mb: int | None) -> bool | None:
+    """Whether one more AM passes the queue's AM limit; None when the figures are missing."""
+    if q.am_memory_limit_mb is None or q.am_memory_used_mb is None:
+        return None
+    return q.am_memory_used_mb + (am_mb or 0) > q.am_memory_limit_mb or (
+        q.am_memory_used_mb >= q.am_memory_limit_mb
+    )
+
+
+def _cs_am_cause(q: QueueStats) -> WaitCause:
+    if not q.running_apps:
+        return WaitCause.CLUSTER_FULL  # the first AM is never held (activateApplications)
+    am_mb = _mean_am_mb(q)
+    if _queue_am_full(q, am_mb):
+        return WaitCause.QUEUE_AM_LIMIT
+    room = q.user_am_room_mb
+    if room is None:
+        return WaitCause.QUEUE_AM_LIMIT
+    if am_mb is not None and room < am_mb:
+        return WaitCause.USER_AM_LIMIT
+    queue_room = (
+        None
+        if q.am_memory_limit_mb is None or q.am_memory_used_mb is None
+        else q.am_memory_limit_mb - q.am_memory_used_mb
+    )
+    return (
+        WaitCause.USER_AM_LIMIT
+        if queue_room is not None and room < queue_room
+        else WaitCause.QUEUE_AM_LIMIT
+    )
+
+
+def _fs_am_cause(q: QueueStats) -> WaitCause:
+    if not q.am_memory_limit_mb:
+        return WaitCause.CLUSTER_FULL
+    return WaitCause.QUEUE_AM_LIMIT if _queue_am_full(q, _mean_am_mb(q)) else WaitCause.CLUSTER_FULL

@@ -1,0 +1,144 @@
+"""Why apps wait, read from what Hadoop 3.5.0's own RM answered (tests/data/monitor/hadoop-3.5.0:
+three 1 GB AMs run under a 3 GB AM limit, two apps wait). The other causes are the same answers
+with the figures changed as Hadoop would report them in that state (each test says which), so
+the field names and shapes stay Hadoop's."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from amtuner.cures import describe, knob
+from amtuner.model import GLOBAL_TARGET, SchedulerKind, Wait, WaitCause
+from amtuner.monitor.rest import build_observation
+
+DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
+CS, FS = SchedulerKind.CAPACITY, SchedulerKind.FAIR
+
+
+def documents(kind: SchedulerKind) -> tuple[dict[str, Any], dict[str, Any]]:
+    here = DATA / str(kind)
+    return (
+        json.loads((here / "metrics.json").read_bytes()),
+        json.loads((here / "scheduler.json").read_bytes()),
+    )
+
+
+def leaf_of(scheduler: dict[str, Any], kind: SchedulerKind) -> dict[str, Any]:
+    info = scheduler["scheduler"]["schedulerInfo"]
+    if kind is CS:
+        [leaf] = info["queues"]["queue"]
+    else:
+        [leaf] = info["rootQueue"]["childQueues"]["queue"]
+    assert leaf["type"].endswith("LeafQueueInfo")
+    return leaf  # type: ignore[no-any-return]
+
+
+def waits(metrics: dict[str, Any], scheduler: dict[str, Any]) -> tuple[Wait, ...]:
+    return build_observation(metrics, scheduler, time=0.0, source="rest").waits
+
+
+@pytest.mark.parametrize("kind", list(SchedulerKind))
+def test_as_recorded_the_queue_am_limit_holds_both_apps(kind: SchedulerKind) -> None:
+    obs = build_observation(*documents(kind), time=0.0, source="rest", targets=["root.default"])
+    assert obs.waits == (Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 2),)
+    assert obs.waits_for("root.default") == obs.waits_for(GLOBAL_TARGET) == obs.waits
+    assert obs.waits_for("root.other") == ()
+    line = describe(obs.waits, kind)
+    cure = (
+        "yarn.scheduler.capacity.root.default.maximum-am-resource-percent"
+        if kind is CS
+        else "maxAMShare of queue root.default"
+    )
+    assert line == f"2 queue-am-limit in root.default (cure: {cure})"
+
+
+def test_cs_max_parallel_apps_holds_the_apps_neither_pending_nor_active() -> None:
+    """max-parallel-apps 3 reached: 3.4+ counts the non-runnable apps in ``numApplications``
+    only (``AbstractLeafQueue.getNumApplications``); the two over the AM limit stay pending."""
+    metrics, scheduler = documents(CS)
+    leaf = leaf_of(scheduler, CS)
+    leaf["maxParallelApps"] = 3
+    leaf["numApplications"] = 7
+    metrics["clusterMetrics"]["appsPending"] = 4
+    assert waits(metrics, scheduler) == (
+        Wait("root.default", WaitCause.MAX_APPS, 2),
+        Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 2),
+    )
+    assert knob(WaitCause.MAX_APPS, CS, "root.default") == (
+        "yarn.scheduler.capacity.root.default.max-parallel-apps"
+    )
+
+
+def test_cs_user_am_limit_binds_when_the_waiting_users_room_is_smaller() -> None:
+    """Two users: the queue's AM limit has room for three more 1 GB AMs, but the waiting user
+    ``bob`` already holds his own AM limit (user limit 50 %: ``amLimit`` 2 GB, both used)."""
+    metrics, scheduler = documents(CS)
+    leaf = leaf_of(scheduler, CS)
+    leaf["AMResourceLimit"]["memory"] = 6144
+    [alice] = leaf["users"]["user"]
+    alice["numPendingApplications"] = 0
+    bob = copy.deepcopy(alice)
+    bob["username"] = "bob"
+    bob["numPendingApplications"] = 2
+    bob["numActiveApplications"] = 2
+    bob["AMResourceUsed"]["memory"] = 2048
+    usage = bob["resources"]["resourceUsagesByPartition"][0]
+    usage["amUsed"]["memory"] = 2048
+    usage["amLimit"]["memory"] = 2048
+    leaf["users"]["user"].append(bob)
+    assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),)
+    assert WaitCause.USER_AM_LIMIT.a_cures
+    assert knob(WaitCause.USER_AM_LIMIT, CS, "root.default") == (
+        "yarn.scheduler.capacity.root.default.user-limit-factor"
+    )
+
+
+def test_cs_activated_apps_waiting_for_their_am_container_are_the_cluster_full() -> None:
+    """Both apps activated (the AM limit let them in) but no node has room for their AMs:
+    they are in no queue's pending count, only in the cluster's ``appsPending``."""
+    metrics, scheduler = documents(CS)
+    leaf = leaf_of(scheduler, CS)
+    leaf["numPendingApplications"] = 0
+    leaf["numActiveApplications"] = 5
+    leaf["AMResourceLimit"]["memory"] = 8192
+    assert waits(metrics, scheduler) == (Wait(GLOBAL_TARGET, WaitCause.CLUSTER_FULL, 2),)
+
+
+def test_cs_no_app_running_is_never_the_am_limit() -> None:
+    """``activateApplications`` exempts the first AM of a queue, whatever the limit."""
+    metrics, scheduler = documents(CS)
+    leaf = leaf_of(scheduler, CS)
+    leaf["numActiveApplications"] = 0
+    leaf["numApplications"] = 2
+    assert waits(metrics, scheduler)[0] == Wait("root.default", WaitCause.CLUSTER_FULL, 2)
+
+
+def test_fs_max_running_apps_holds_what_passes_max_apps() -> None:
+    """maxRunningApps 4 with three running: one of the two waiting is runnable (behind the AM
+    share), the other is held by maxRunningApps."""
+    metrics, scheduler = documents(FS)
+    leaf_of(scheduler, FS)["maxApps"] = 4
+    assert waits(metrics, scheduler) == (
+        Wait("root.default", WaitCause.MAX_APPS, 1),
+        Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 1),
+    )
+    assert knob(WaitCause.MAX_APPS, FS, "root.default") == "maxRunningApps of queue root.default"
+    assert not WaitCause.MAX_APPS.a_cures and not WaitCause.CLUSTER_FULL.a_cures
+
+
+def test_fs_room_under_the_am_share_means_the_cluster_is_full() -> None:
+    metrics, scheduler = documents(FS)
+    leaf_of(scheduler, FS)["amMaxResources"]["memory"] = 8192
+    assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.CLUSTER_FULL, 2),)
+
+
+def test_fs_an_am_share_never_computed_is_not_blamed() -> None:
+    """``amMaxResources`` is 0 until an AM was tried, and stays 0 with maxAMShare -1."""
+    metrics, scheduler = documents(FS)
+    leaf_of(scheduler, FS)["amMaxResources"]["memory"] = 0
+    assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.CLUSTER_FULL, 2),)
