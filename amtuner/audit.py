@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
+from amtuner.cures import wait_records
 from amtuner.cycle import CycleReport
 from amtuner.executor.errors import NotRegularFileError
 from amtuner.executor.reading import read_regular, refuse_irregular
@@ -76,6 +77,7 @@ def change_entries(
                     "prev_running_apps": None if prev is None else prev.prev_running,
                     "n": None if prev is None else prev.n,
                 },
+                "waits": wait_records(obs, d.target),
                 "refresh": shown(report.refresh),
                 **({"change": report.change_id} if report.change_id else {}),
             }

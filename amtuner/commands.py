@@ -61,6 +61,8 @@ def describe_observation(obs: Observation) -> str:
 def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
     """The human form of a cycle: observation, one decision line per target, then the diff;
     redacted and printable (`amtuner.safetext`), as it may quote the RM and name its URLs."""
+    from amtuner.cures import describe, wait_records  # the executor's keys: not for --help
+
     lines: list[str] = []
     if report.observation is not None:
         lines.append(f"observed  {describe_observation(report.observation)}")
@@ -68,6 +70,9 @@ def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
         lines.append(
             f"decision  {target_name(d.target)}: {d.old_a:g} -> {d.new_a:g} [{d.rule}] {d.reason}"
         )
+        waits = [] if report.observation is None else wait_records(report.observation, d.target)
+        if waits:
+            lines.append(f"waiting   {target_name(d.target)}: {describe(waits)}")
     if report.diff:
         lines.append(report.diff.rstrip("\n"))
     if report.error:

@@ -3,8 +3,12 @@ file (the keys' home is the executor, which writes them)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from typing import Any
+
 from amtuner.executor.xmledit import CS_PREFIX, capacity_key
-from amtuner.model import SchedulerKind, Wait, WaitCause
+from amtuner.model import Observation, SchedulerKind, WaitCause
+from amtuner.safetext import shown
 
 
 def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str) -> str:
@@ -20,12 +24,25 @@ def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str) -> str:
     return f"{CS_PREFIX}{queue}.{suffix}"
 
 
-def describe(waits: tuple[Wait, ...], scheduler: SchedulerKind) -> str:
-    """One line for `once`, `status` and the log: ``2 queue-am-limit (cure: <knob>)``, ..."""
-    if not waits:
-        return "none"
+def wait_records(obs: Observation, target: str) -> list[dict[str, object]]:
+    """One target's waits as plain JSON, the one shape the audit line and the state file keep
+    (and `status` reads back); the queue's name is the RM's, so it is made safe to show."""
+    return [
+        {
+            "queue": shown(w.queue),
+            "cause": str(w.cause),
+            "apps": w.apps,
+            "a_cures": w.cause.a_cures,
+            "knob": shown(knob(w.cause, obs.scheduler, w.queue)),
+        }
+        for w in obs.waits_for(target)
+    ]
+
+
+def describe(records: Sequence[Mapping[str, Any]]) -> str:
+    """One line for `once` and `status`: ``2 queue-am-limit in root.default (cure: <knob>)``."""
     return "; ".join(
-        f"{w.apps} {w.cause} in {w.queue or 'the cluster'} "
-        f"(cure: {knob(w.cause, scheduler, w.queue)})"
-        for w in waits
+        f"{r.get('apps')} {r.get('cause')} in {r.get('queue') or 'the cluster'} "
+        f"(cure: {r.get('knob')})"
+        for r in records
     )

@@ -17,7 +17,7 @@ from amtuner import __version__, lock
 from amtuner.audit import task_memory_ratio
 from amtuner.controller.adaptive import Case
 from amtuner.cycle import CycleReport
-from amtuner.model import ControllerState, Rule
+from amtuner.model import ControllerState, Observation, Rule, WaitCause
 
 RESULTS = ("applied", "ok", "error", "crashed")
 """`amtuner_cycles_total{result}`: a change written; no change (or dry-run/paused); an RM, file
@@ -68,6 +68,14 @@ class Metrics:
         self.task_memory = Gauge(
             "amtuner_task_memory_ratio",
             "M_tasks/M_total with the paper's estimate M_tasks = M_used - R x unit x 2",
+            registry=None,
+        )
+        self.waiting = Gauge(
+            "amtuner_waiting_apps",
+            "Apps of a target waiting in the last observation, by the limit that holds them "
+            "(max-apps, queue-am-limit, user-am-limit: raising A cures only the AM limits; "
+            "cluster-full: no room for the AM container)",
+            ["target", "cause"],
             registry=None,
         )
         self.rule = Enum(
@@ -161,6 +169,7 @@ class Metrics:
             self._set(self.running, obs.running_apps)
             self._set(self.memory_used, obs.memory_ratio)
             self._set(self.task_memory, task_memory_ratio(obs, unit_mb))
+            self._set_waits(obs, [d.target for d in report.decisions])
         for d in report.decisions:
             self.rule.labels(target_label(d.target)).state(str(d.rule))
             self.case.labels(target_label(d.target)).state(d.label)
@@ -177,11 +186,21 @@ class Metrics:
         if report.error == "refresh-failed":
             self.refresh_failures.inc()
 
-    def _set(self, gauge: Gauge, value: float) -> None:
+    def _set(self, gauge: Gauge, value: float, *labels: str) -> None:
         if gauge not in self._shown:
             self._registry.register(gauge)
             self._shown.add(gauge)
-        gauge.set(value)
+        (gauge.labels(*labels) if labels else gauge).set(value)
+
+    def _set_waits(self, obs: Observation, targets: list[str]) -> None:
+        """Every cause of every target, 0 included, so a sum over causes is the target's
+        waiting apps and a cause that stops binding reads 0, not a stale value."""
+        for target in targets:
+            counts = dict.fromkeys(WaitCause, 0)
+            for w in obs.waits_for(target):
+                counts[w.cause] += w.apps
+            for cause, apps in counts.items():
+                self._set(self.waiting, apps, target_label(target), str(cause))
 
     def observe_crash(self, duration_s: float) -> None:
         """A cycle that raised: a bug, but the daemon goes on."""

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from amtuner import audit
+from amtuner.cures import wait_records
 from amtuner.cycle import CycleReport, Journal, PendingChange, States
 from amtuner.executor.errors import NotRegularFileError, WriteError
 from amtuner.executor.files import replace_file
@@ -262,6 +263,7 @@ def summarize(report: CycleReport, states: States) -> dict[str, Any]:
                 "case": d.label,
                 "reason": d.reason,
                 "n": states[d.target].n if d.target in states else None,
+                "waits": [] if obs is None else wait_records(obs, d.target),
             }
             for d in report.decisions
         ],

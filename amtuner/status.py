@@ -59,6 +59,10 @@ def print_status(
                 f"[{_label(d)}] {d['reason']}",
                 file=out,
             )
+            if d.get("waits"):
+                from amtuner.cures import describe
+
+                print(f"waiting     {target_name(d['target'])}: {describe(d['waits'])}", file=out)
     for target, s in sorted(states.items()):
         hist = f"P(t-1)={s.prev_pending} R(t-1)={s.prev_running}"
         print(f"state       {target_name(target)}: A={s.a:g} n={s.n} {hist}", file=out)

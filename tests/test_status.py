@@ -69,6 +69,7 @@ def test_the_summary_round_trips_beside_the_states(tmp_path: Path) -> None:
             "case": "under-allocation",
             "reason": "P 9 > P(t-1) 4 and ...",
             "n": 4,
+            "waits": [],
         }
     ]
     save_states(path, STATES)  # as `amtuner once` writes it

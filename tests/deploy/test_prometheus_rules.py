@@ -36,6 +36,7 @@ METRICS: dict[str, frozenset[str]] = {
         "amtuner_am_share_ratio": {"target"},
         "amtuner_pending_apps": set(),
         "amtuner_running_apps": set(),
+        "amtuner_waiting_apps": {"target", "cause"},
         "amtuner_memory_used_ratio": set(),
         "amtuner_task_memory_ratio": set(),
         "amtuner_last_decision_rule": {"target", "amtuner_last_decision_rule"},  # an Enum

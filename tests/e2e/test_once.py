@@ -13,12 +13,15 @@ from typing import Any
 import pytest
 import requests
 
+from amtuner.model import WaitCause
 from amtuner.sim.simulation import default_scheduler_config
 from tests.e2e.conftest import amtuner, write_config
 
 pytestmark = pytest.mark.slow
 
 DECISION = re.compile(r"^decision  (\S+): (\S+) -> (\S+) \[(\S+)\]", re.M)
+WAITING = re.compile(r"^waiting   (\S+): (.*)$", re.M)
+CAUSE = re.compile(r"(\d+) (\S+) in \S+ .*?\(cure: [^)]+\)")
 
 
 def changed_lines(before: bytes, after: bytes) -> list[str]:
@@ -89,6 +92,16 @@ def test_once_live_changes_one_line_per_target_and_the_rm_follows(
             assert run.returncode == 0, run.stdout + run.stderr
             decisions = DECISION.findall(run.stdout)
             assert len(decisions) == max(1, len(targets)), run.stdout
+            pending = int(re.search(r" P=(\d+) ", run.stdout)[1])  # type: ignore[index]
+            waiting = dict(WAITING.findall(run.stdout))
+            # Each waiting app is accounted to a cause, with its cure (the two documents are
+            # read one after the other, so a queue's count may be a moment newer than P).
+            assert set(waiting) <= {d[0] for d in decisions}, run.stdout
+            for line in waiting.values():
+                causes = CAUSE.findall(line)
+                assert causes and {c for _, c in causes} <= {str(c) for c in WaitCause}, line
+            if pending and not targets:  # global: every waiting app of the cluster
+                assert sum(int(n) for n, _ in CAUSE.findall(waiting["global"])) >= pending
             after = sched.read_bytes()
             moved = [d for d in decisions if d[1] != d[2]]
             if not moved:

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from amtuner.cures import describe, knob
+from amtuner.cures import describe, knob, wait_records
 from amtuner.model import GLOBAL_TARGET, SchedulerKind, Wait, WaitCause
 from amtuner.monitor.rest import build_observation
 
@@ -48,7 +48,7 @@ def test_as_recorded_the_queue_am_limit_holds_both_apps(kind: SchedulerKind) -> 
     assert obs.waits == (Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 2),)
     assert obs.waits_for("root.default") == obs.waits_for(GLOBAL_TARGET) == obs.waits
     assert obs.waits_for("root.other") == ()
-    line = describe(obs.waits, kind)
+    line = describe(wait_records(obs, GLOBAL_TARGET))
     cure = (
         "yarn.scheduler.capacity.root.default.maximum-am-resource-percent"
         if kind is CS
