@@ -262,3 +262,20 @@ def test_an_unreadable_home_runs_the_simulator_as_python() -> None:
         home.rmdir()
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "False"
+
+
+def test_a_queue_with_more_pending_apps_than_it_holds_is_refused() -> None:
+    """A CapacityScheduler leaf counts its apps (``numApplications``, pending and active): one
+    that says more are pending than it holds is no figure a LeafQueue reports."""
+    leaf = {
+        "type": "capacitySchedulerLeafQueueInfo", "queueName": "default",
+        "queuePath": "root.default", "numPendingApplications": 9, "numActiveApplications": 1,
+        "numApplications": 3, "resourcesUsed": {"memory": 1024, "vCores": 1},
+    }  # fmt: skip
+    doc = {"scheduler": {"schedulerInfo": {
+        "type": "capacityScheduler", "queueName": "root", "queues": {"queue": [leaf]},
+    }}}  # fmt: skip
+    with pytest.raises(ObservationError, match="9 apps pending, more than the 3 it holds"):
+        observe(METRICS, doc)
+    leaf["numApplications"] = 10
+    assert observe(METRICS, doc).queue("root.default") is not None

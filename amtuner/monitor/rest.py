@@ -374,7 +374,9 @@ def _cs_leaves(
         path, queue, counters, used, am_used, am_limit, share, pending_mb,
         am_share=_loaded_share(queue, caps, path),
     )  # fmt: skip
-    total_apps = _opt_count(queue, "numApplications", path)
+    total_apps = _opt_count(queue, "numApplications", path)  # LeafQueue's count of its apps
+    if total_apps is not None and leaf.pending_apps > total_apps:
+        raise _bad(f"{path}: {leaf.pending_apps} apps pending, more than the {total_apps} it holds")
     held = (
         None if total_apps is None else max(0, total_apps - leaf.pending_apps - leaf.running_apps)
     )
