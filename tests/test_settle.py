@@ -15,7 +15,13 @@ from pathlib import Path
 import pytest
 
 from amtuner import audit
-from amtuner.config import Config, GuardSettings, RefreshSettings, SchedulerSettings
+from amtuner.config import (
+    Config,
+    ControllerSettings,
+    GuardSettings,
+    RefreshSettings,
+    SchedulerSettings,
+)
 from amtuner.cycle import Cycle, PendingChange
 from amtuner.executor import Edit, RefreshError, SchedulerFile
 from amtuner.model import ControllerState, Observation, QueueStats, SchedulerKind
@@ -71,6 +77,8 @@ def cycle(tmp_path: Path, rm: ScriptedRM, sched: Path, **kw: object) -> Cycle:
     cfg = Config(
         scheduler=SchedulerSettings(kind="capacity", config_file=sched),
         refresh=RefreshSettings(method="command"),
+        # The paper's loop: its depth n is what shows the search went on from amtuner's value.
+        controller=ControllerSettings(policy="paper"),
         guard=GuardSettings(hold_off_seconds=0),
         state_file=tmp_path / "state.json",
         audit_log=tmp_path / "audit.jsonl",
