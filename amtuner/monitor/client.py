@@ -190,6 +190,22 @@ class RMClient:
         wanted = tuple(targets)
         return self._on_active(lambda rm: self._observe_at(rm, wanted))
 
+    def get_json(self, path: str) -> Any:
+        """One REST document of the active RM (``/ws/v1/cluster/…`` with its query), with the
+        observation's HA failover, deadline, size cap and authentication: what `amtuner record`
+        reads. A REST API that is not there (403/404) is an ``http-error``: no web UI page
+        holds these figures."""
+
+        def at(rm: RMEndpoint) -> Any:
+            try:
+                doc, answered = self._get_json(rm, path)
+            except _RestUnavailable as exc:
+                raise ObservationError("http-error", str(exc)) from exc
+            self._remember(answered)
+            return doc
+
+        return self._on_active(at)
+
     def cancel(self) -> None:
         """End the requests in flight and refuse new ones: amtuner is stopping, and a request
         to a stuck RM must not hold the exit up until its deadline."""

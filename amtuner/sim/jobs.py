@@ -55,6 +55,7 @@ class App:
         "maps_done",
         "maps_granted",
         "maps_total",
+        "mb_seconds",
         "pending",
         "pending_containers",
         "pending_mb",
@@ -71,8 +72,10 @@ class App:
         "started_s",
         "state",
         "used_mb",
+        "used_since_s",
         "used_vcores",
         "user",
+        "vcore_seconds",
     )
 
     def __init__(self, index: int, app_id: str, spec: JobSpec, min_alloc_mb: int) -> None:
@@ -91,12 +94,10 @@ class App:
         self.started_s: float | None = None
         self.finished_s: float | None = None
         self.pending: list[Unit] = []
-        self.pending_containers = 0
-        self.pending_mb = 0
+        self.pending_containers = self.pending_mb = 0
         self.maps_total = sum(g.count for g in spec.maps)
         self.reduces_total = sum(g.count for g in spec.reduces)
-        self.maps_done = 0
-        self.maps_granted = 0
+        self.maps_done = self.maps_granted = 0
         self.maps_asked_s = -1.0
         """When its AM asked for its maps (-1: not yet)."""
         self.reduces_done = 0
@@ -115,8 +116,8 @@ class App:
         """Its AM heartbeats at this time plus whole intervals (`Runtime.to_beat`)."""
         self.held_reduces: list[tuple[Node, Unit, float]] = []
         """(node, request, work) of each reduce given a container before its maps are done."""
-        self.used_mb = 0
-        self.used_vcores = 0
+        self.used_mb = self.used_vcores = 0
+        self.mb_seconds = self.vcore_seconds = self.used_since_s = 0.0
         self.running_containers = 0
         self.hkey = 0.0
         """Its key in its queue's ordering heap, if the scheduler keeps one by a policy."""
@@ -125,6 +126,14 @@ class App:
         self.in_heap = False
         self.reserved = 0
         """Nodes reserved for its AM (`amtuner.sim.fsreserve`)."""
+
+    def hold(self, now: float, mb: int, vcores: int) -> None:
+        """Changes what it holds; what it held adds up as the RM's memory/vcoreSeconds do."""
+        self.mb_seconds += self.used_mb * (now - self.used_since_s)
+        self.vcore_seconds += self.used_vcores * (now - self.used_since_s)
+        self.used_since_s = now
+        self.used_mb += mb
+        self.used_vcores += vcores
 
     @property
     def progress(self) -> float:
@@ -361,8 +370,7 @@ class Runtime(TaskSink):
         else:
             mem, vc, off_switch = self._next_task(app, node)
             is_am = False
-        app.used_mb += mem
-        app.used_vcores += vc
+        app.hold(self.engine.now, mem, vc)
         app.running_containers += 1
         self.cluster.allocate(node, mem, vc, off_switch=off_switch)
         self.scheduler.on_allocated(app, mem, vc, is_am)
@@ -571,8 +579,7 @@ class Runtime(TaskSink):
             self.engine.after(teardown, self._finish, (app, "FINISHED"))
 
     def _release(self, app: App, node: Node, mem: int, vc: int) -> None:
-        app.used_mb -= mem
-        app.used_vcores -= vc
+        app.hold(self.engine.now, -mem, -vc)
         app.running_containers -= 1
         self.cluster.release(node, mem, vc)
         self.scheduler.on_released(app, mem, vc)

@@ -244,6 +244,7 @@ class Simulation:
     ) -> list[AppView]:
         """Apps the RM knows (submitted so far), in submission order."""
         out: list[AppView] = []
+        now = self.now
         for app in self.apps:
             if app.state == "NEW" or (states is not None and app.state not in states):
                 continue
@@ -263,6 +264,10 @@ class Simulation:
                     allocated=Res(app.used_mb, app.used_vcores),
                     running_containers=app.running_containers,
                     progress=app.progress,
+                    memory_seconds=round(app.mb_seconds + app.used_mb * (now - app.used_since_s)),
+                    vcore_seconds=round(
+                        app.vcore_seconds + app.used_vcores * (now - app.used_since_s)
+                    ),
                 )
             )
         return out

@@ -72,6 +72,9 @@ class AppView:
     running_containers: int
     progress: float
     """0..100."""
+    memory_seconds: int = 0
+    vcore_seconds: int = 0
+    """MB and vcores held times how long, to now: the RM's ``memorySeconds``/``vcoreSeconds``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -167,16 +167,45 @@ def _apps(sim: SimLike, query: Mapping[str, list[str]], options: FaceOptions) ->
     limit = min(limit, options.apps_limit)
     queue = query.get("queue", [None])[0]
     user = query.get("user", [None])[0]
-    filtered = queue is not None or user is not None
+    window = _time_window(query, "finishedTime")
+    if isinstance(window, Response):
+        return window
+    filtered = queue is not None or user is not None or window is not None
     apps = sim.app_views(sorted(states) or None, None if filtered else limit)
     if filtered:
+
+        def finished_ms(a: AppView) -> int:
+            return 0 if a.finished_s is None else options.started_on_ms + round(a.finished_s * 1000)
+
         apps = [
             a
             for a in apps
             if (queue is None or a.queue in (queue, f"root.{queue}"))
             and (user is None or a.user == user)
+            and (window is None or window[0] <= finished_ms(a) <= window[1])
         ][:limit]
     return json_response(200, apps_info(apps, sim.view(), options))
+
+
+def _time_window(query: Mapping[str, list[str]], field: str) -> tuple[int, int] | Response | None:
+    """``{field}Begin``/``{field}End`` (epoch ms, both ends included) as RMWebServices reads
+    them: a number >= 0 each, begin <= end; None when neither is given."""
+    begin_raw = query.get(f"{field}Begin", [None])[0]
+    end_raw = query.get(f"{field}End", [None])[0]
+    if begin_raw is None and end_raw is None:
+        return None
+    bounds = []
+    for name, raw, default in (("Begin", begin_raw, 0), ("End", end_raw, 2**63 - 1)):
+        try:
+            value = default if raw is None else int(raw)
+        except ValueError:
+            return _bad_request(f"{field}{name} value must be a number: {raw}")
+        if value < 0:
+            return _bad_request(f"{field}{name} must be greater than 0")
+        bounds.append(value)
+    if bounds[0] > bounds[1]:
+        return _bad_request(f"{field}End must be greater than {field}Begin")
+    return bounds[0], bounds[1]
 
 
 def _redirect(location_base: str, path_qs: str) -> Response:

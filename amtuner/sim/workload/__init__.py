@@ -18,6 +18,7 @@
   (see `load_rumen`).
 * ``day:JOBS,MAPS[,SEED]`` — a generated day of SWIM-like jobs with a heavy-tailed size mix and
   exactly MAPS maps, e.g. ``day:25000,8000000`` for the FB-2010 class (see `load_day`).
+* ``trace:PATH`` — apps recorded from an RM by `amtuner record` (see `apps`).
 * ``zoo:SEED`` — a whole case drawn from SEED: cluster, weighted queues, MapReduce, Spark and
   Tez jobs, arrivals (see `zoo`; `zoo_case` also names the case's scheduler).
 
@@ -27,7 +28,7 @@ Modules:
   (`PROFILES`) and the cost model of one task (`task_shape`);
 * `paper` — the paper groups and the workloads built from them (phases, two queues,
   Poisson arrivals);
-* `swim`, `sls`, `rumen` — the trace readers;
+* `swim`, `sls`, `rumen` — the trace readers; `apps` — `amtuner record`'s app traces;
 * `generated` — days drawn at the size of traces that are not public;
 * `zoo` — whole cases (cluster, queues, jobs, arrivals, scheduler) drawn from a seed;
 * `tracefile` — `WorkloadError` and the file and field readers the traces share.
@@ -35,7 +36,10 @@ Modules:
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from amtuner.sim.spec import Workload
+from amtuner.sim.workload.apps import load_apps
 from amtuner.sim.workload.costs import (
     PROFILES,
     PhaseCost,
@@ -72,6 +76,7 @@ __all__ = [
     "WorkloadError",
     "ZooCase",
     "describe",
+    "load_apps",
     "load_day",
     "load_paper",
     "load_phases",
@@ -89,17 +94,26 @@ __all__ = [
 ]
 
 
+_READERS: dict[str, Callable[[str], Workload]] = {
+    "sls": load_sls,
+    "rumen": load_rumen,
+    "day": load_day,
+    "trace": load_apps,
+}
+"""The kinds whose spec is the reader's one argument."""
+
+
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
     ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH[@NODES]``, ``rumen:PATH``,
-    ``day:JOBS,MAPS[,SEED]`` or ``zoo:SEED``."""
-    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim, rumen, day or zoo"
+    ``day:JOBS,MAPS[,SEED]``, ``trace:PATH`` or ``zoo:SEED``."""
+    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim, rumen, day, trace or zoo"
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
             "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH[@NODES], rumen:PATH or "
-            "day:JOBS,MAPS[,SEED] or zoo:SEED"
+            "day:JOBS,MAPS[,SEED], trace:PATH or zoo:SEED"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")
@@ -118,17 +132,13 @@ def load_workload(spec: str, *, seed: int = 0) -> Workload:
         return load_poisson(
             rest, seed=seed, jobs=STREAM_JOBS, mean_gap_s=STREAM_MEAN_GAP_S, kind="stream"
         )
-    if prefix == "sls":
-        return load_sls(rest)
+    if prefix in _READERS:
+        return _READERS[prefix](rest)
     if prefix == "swim":
         path, at, nodes = rest.rpartition("@")
         if not at or not nodes.isdigit():
             return load_swim(rest)
         return load_swim(path, int(nodes))
-    if prefix == "rumen":
-        return load_rumen(rest)
-    if prefix == "day":
-        return load_day(rest)
     if prefix == "zoo":
         return load_zoo(rest, seed=seed)
     raise WorkloadError(f"workload spec {spec!r}: unknown kind {prefix!r}; expected {kinds}")

@@ -1,0 +1,180 @@
+"""`amtuner record`: append the apps the RM reports finished to an app trace (`amtuner.apptrace`).
+
+One bounded request per poll (``/ws/v1/cluster/apps?states=FINISHED,FAILED,KILLED&
+finishedTimeBegin=CURSOR&limit=N``) through the monitor's client: the RMs of ``rm.urls`` with
+HA failover, one deadline per request, TLS and Kerberos as the config sets them. The RM keeps
+only its last ``yarn.resourcemanager.max-completed-applications`` finished apps (1000 in
+Hadoop 3), so a poll must come before that many more have finished; a full answer (``limit``
+apps) is said in the log, since some apps of that window may then be missing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import signal
+import sys
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from amtuner.exitcodes import ExitCode
+
+if TYPE_CHECKING:
+    from amtuner.monitor import RMClient
+
+log = logging.getLogger(__name__)
+
+APPS_PATH = "/cluster/apps"
+DEFAULT_LIMIT = 1000
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+"""About 200,000 apps at some 300 bytes a line."""
+
+
+class TraceFull(Exception):
+    """The trace reached its size bound: recording stops rather than grow it without end."""
+
+
+def cluster_shape(client: RMClient) -> dict[str, int]:
+    """Active nodes and the cluster's total memory and vcores divided among them."""
+    doc = client.get_json("/cluster/metrics")
+    m = doc.get("clusterMetrics") if isinstance(doc, dict) else None
+    if not isinstance(m, dict):
+        return {}
+    nodes = m.get("activeNodes")
+    if not isinstance(nodes, int) or nodes < 1:
+        return {}
+    out = {"nodes": nodes}
+    for key, name in (("totalMB", "node_memory_mb"), ("totalVirtualCores", "node_vcores")):
+        total = m.get(key)
+        if isinstance(total, int) and total > 0:
+            out[name] = total // nodes
+    return out
+
+
+def open_trace(path: Path, client: RMClient, rm: str) -> tuple[int, frozenset[str]]:
+    """The trace's cursor; a new file gets its header first. A torn last line (a recorder
+    killed mid-write) is cut off, so the next line starts clean."""
+    from amtuner.apptrace import cursor, header_line, read_trace
+
+    if not path.exists() or path.stat().st_size == 0:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(header_line(cluster_shape(client), rm), encoding="utf-8")
+        return 0, frozenset()
+    _, apps = read_trace(path)
+    data = path.read_bytes()
+    if not data.endswith(b"\n"):
+        with path.open("r+b") as f:
+            f.truncate(data.rfind(b"\n") + 1)
+    return cursor(apps)
+
+
+def poll(
+    path: Path,
+    client: RMClient,
+    since: tuple[int, frozenset[str]],
+    limit: int,
+    max_bytes: int,
+) -> tuple[tuple[int, frozenset[str]], int]:
+    """One request; appends the apps not yet recorded. Returns the new cursor and how many."""
+    from amtuner.apptrace import FINAL_STATES, AppRecord, TraceError, cursor
+
+    begin, seen = since
+    query = f"?states={','.join(FINAL_STATES)}&finishedTimeBegin={begin}&limit={limit}"
+    doc = client.get_json(APPS_PATH + query)
+    apps: Any = doc.get("apps") if isinstance(doc, dict) else None
+    infos = (apps or {}).get("app", []) if isinstance(apps, dict | None) else None
+    if not isinstance(infos, list):
+        raise TraceError(f"{APPS_PATH}: not an apps document: {str(doc)[:200]}")
+    if len(infos) >= limit:
+        log.warning(
+            "the RM answered %d apps, the limit: apps finished since %d may be missing "
+            "(poll more often, or raise --limit)", len(infos), begin,
+        )  # fmt: skip
+    records = []
+    for info in infos:
+        if not isinstance(info, dict) or info.get("state") not in FINAL_STATES:
+            continue
+        rec = AppRecord.from_app_info(info)
+        if rec.finish_ms < begin or (rec.finish_ms == begin and rec.id in seen):
+            continue
+        records.append(rec)
+    records.sort(key=lambda r: (r.finish_ms, r.id))
+    text = "".join(r.line() for r in records).encode()
+    if path.stat().st_size + len(text) > max_bytes:
+        raise TraceFull(
+            f"{path}: {len(records)} more apps would take it past --max-bytes {max_bytes}; "
+            "stopped without writing them. Start a new file (the next one resumes from its "
+            "own start) or raise --max-bytes"
+        )
+    if text:
+        with path.open("ab") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
+    if not records:
+        return since, 0
+    last, ids = cursor(records)
+    return (last, ids | seen if last == begin else ids), len(records)
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from amtuner.apptrace import TraceError
+    from amtuner.commands import kerberos_login, startup_errors
+    from amtuner.config import load_config
+    from amtuner.monitor import ObservationError, RMClient, make_session
+
+    try:
+        cfg = load_config(args.config)
+        session = make_session(cfg.rm, kerberos_login(cfg))
+    except startup_errors() as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.CONFIG
+    client = RMClient.from_settings(cfg.rm, session=session)
+    stop = threading.Event()
+    if not args.once:
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        since = open_trace(args.out, client, ",".join(cfg.rm.urls))
+        while True:
+            since, n = poll(args.out, client, since, args.limit, args.max_bytes)
+            log.info("%d apps recorded; cursor finishedTimeBegin=%d", n, since[0])
+            if args.once or stop.wait(args.interval):
+                return ExitCode.OK
+    except TraceFull as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.FAILED
+    except (TraceError, OSError) as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.FILE
+    except ObservationError as exc:
+        print(f"amtuner: {exc.reason}: {exc}", file=sys.stderr)
+        return ExitCode.for_error(exc.reason)
+
+
+def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from amtuner.commands import add_config_option
+
+    p = subparsers.add_parser(
+        "record",
+        help="append the apps the RM reports finished to a trace file, for `amtuner advise`",
+        description="Poll the RM's apps API (the config's rm section: URLs, TLS, Kerberos) and "
+        "append every app that finished to OUT, a versioned JSON-lines trace (docs/advise.md). "
+        "A restart resumes from the file. SIGTERM stops it between polls.",
+    )
+    add_config_option(p)
+    p.add_argument("--out", "-o", type=Path, required=True, help="the trace file to append to")
+    p.add_argument(
+        "--interval", type=float, default=60.0, help="seconds between polls (default: %(default)s)"
+    )
+    p.add_argument("--once", action="store_true", help="poll once and exit")
+    p.add_argument(
+        "--limit", type=int, default=DEFAULT_LIMIT,
+        help="most apps asked for per poll (default: %(default)s)",
+    )  # fmt: skip
+    p.add_argument(
+        "--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
+        help="stop (exit 1) rather than grow the file past this size (default: %(default)s)",
+    )  # fmt: skip
+    p.set_defaults(func=cmd_record)

@@ -1,0 +1,122 @@
+"""App traces recorded from an RM (`amtuner record`, format in `amtuner.apptrace`) as a workload.
+
+The apps API reports each app whole: when it was submitted, when its AM started and when it
+finished, and the memory it held over its life (``memorySeconds``). It says nothing of its tasks,
+so they are estimated, per app, as one wave that kept the app's average width for the whole run:
+
+* submit time: ``submit_ms`` from the trace's first submission;
+* the AM: ``am_memory_mb``, else MapReduce's default 1536 MB (the apps API does not report it),
+  1 vcore, the profile table's start-up and tear-down;
+* run time R = finish - launch; task time T = R - AM start-up - tear-down, at least 1 s;
+* task memory-seconds = ``memory_mb_s`` - the AM's allocation (rounded up to 1024 MB, the
+  default ``yarn.scheduler.minimum-allocation-mb``) x R;
+* tasks = max(1, round(task memory-seconds / (1024 MB x T))) maps of 1024 MB, 1 vcore, T s each,
+  with no CPU or disk demand (replayed as recorded, as SLS replays its traces), no reduces; an
+  app without ``memory_mb_s`` gets one;
+* apps whose AM never started (``launch_ms`` 0: killed or failed while ACCEPTED) did no work and
+  are left out; every other app, Spark and Tez too, is replayed as this MapReduce-shaped job.
+
+So what is estimated: the AM's size, the tasks' count, size and length (only their product, the
+memory-seconds, is measured), and that they ran side by side. A replay is so a model of the
+period's load and its arrivals, not of its apps' internals.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+from pathlib import Path
+
+from amtuner.apptrace import AppRecord, TraceError, read_trace
+from amtuner.model import queue_path
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from amtuner.sim.workload.costs import (
+    AM_MEMORY_MB,
+    AM_STARTUP_S,
+    AM_TEARDOWN_S,
+    MAP_MEMORY_MB,
+    PAPER_NODE_DISK_MBPS,
+    TASK_VCORES,
+)
+from amtuner.sim.workload.tracefile import WorkloadError
+
+MIN_ALLOCATION_MB = 1024
+"""yarn.scheduler.minimum-allocation-mb default: what the RM rounds the AM's ask up to."""
+
+
+def load_apps(
+    path: str | Path,
+    *,
+    nodes: int | None = None,
+    node_memory_mb: int | None = None,
+    node_vcores: int | None = None,
+) -> Workload:
+    """The recorded apps of ``path`` on the cluster given, else on the one its header names
+    (nodes, node memory and vcores as the recorder saw them); no node count from either is
+    refused with the fix."""
+    try:
+        header, records = read_trace(path)
+    except TraceError as e:
+        raise WorkloadError(str(e)) from None
+    jobs = apps_jobs(records)
+    if not jobs:
+        raise WorkloadError(f"{path}: no app whose AM started: nothing to replay")
+    shape = {
+        key: given if given is not None else header.get(key)
+        for key, given in (
+            ("nodes", nodes), ("node_memory_mb", node_memory_mb), ("node_vcores", node_vcores)
+        )
+    }  # fmt: skip
+    bad = [k for k, v in shape.items() if v is not None and (not isinstance(v, int) or v < 1)]
+    if bad:
+        raise WorkloadError(f"{path}: {', '.join(bad)} must be a whole number >= 1")
+    if shape["nodes"] is None:
+        raise WorkloadError(
+            f"{path}: the header names no cluster (nodes): give the cluster's shape "
+            "(amtuner advise --nodes, --node-memory-mb)"
+        )
+    workload = Workload(
+        name=f"trace:{Path(path).name}",
+        jobs=jobs,
+        nodes=shape["nodes"],
+        node_disk_mbps=PAPER_NODE_DISK_MBPS,
+        queues=tuple(dict.fromkeys(queue_path(j.queue) for j in jobs)),
+    )
+    if shape["node_memory_mb"] is not None:
+        workload = replace(workload, node_memory_mb=shape["node_memory_mb"])
+    if shape["node_vcores"] is not None:
+        workload = replace(workload, node_vcores=shape["node_vcores"])
+    return workload
+
+
+def apps_jobs(records: list[AppRecord]) -> tuple[JobSpec, ...]:
+    """The replayable apps as jobs, by the rules of this module, in submission order."""
+    ran = sorted((r for r in records if r.launch_ms > 0), key=lambda r: (r.submit_ms, r.id))
+    if not ran:
+        return ()
+    t0 = ran[0].submit_ms
+    return tuple(app_job(r, t0) for r in ran)
+
+
+def app_job(r: AppRecord, t0_ms: int) -> JobSpec:
+    am_mb = r.am_memory_mb or AM_MEMORY_MB
+    run_s = max(0.0, (r.finish_ms - r.launch_ms) / 1000)
+    task_s = max(1.0, run_s - AM_STARTUP_S - AM_TEARDOWN_S)
+    tasks = 1
+    if r.memory_mb_s is not None:
+        am_alloc_mb = math.ceil(am_mb / MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
+        task_mb_s = r.memory_mb_s - am_alloc_mb * run_s
+        tasks = max(1, round(task_mb_s / (MAP_MEMORY_MB * task_s)))
+    maps = (TaskGroup("map", tasks, MAP_MEMORY_MB, TASK_VCORES, task_s, 0.0, 0.0),)
+    return JobSpec(
+        job_id=r.id,
+        submit_s=max(0.0, (r.submit_ms - t0_ms) / 1000),
+        queue=r.queue,
+        maps=maps,
+        user=r.user,
+        profile="trace",
+        am_memory_mb=am_mb,
+        am_vcores=TASK_VCORES,
+        am_startup_s=AM_STARTUP_S,
+        am_teardown_s=AM_TEARDOWN_S,
+    )

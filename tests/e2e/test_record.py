@@ -1,0 +1,109 @@
+"""`amtuner record` against the simulated RM over HTTP: the apps it reports finished land in the
+trace once each, a restart resumes from the file, the size bound stops it, and the trace
+replays through the simulator."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+import requests
+
+from amtuner.apptrace import FORMAT, VERSION, read_trace
+from amtuner.demo import running_sim
+from amtuner.exitcodes import ExitCode
+from amtuner.sim.workload import load_workload
+from tests.e2e.conftest import amtuner, write_config
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def sim(tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[tuple[str, Path]]:
+    """`amtuner sim` on the paper's mixed batch, fast; parametrised with its scheduler."""
+    argv = ["--scheduler", request.param, "--workload", "paper:mixed", "--port", "0"]
+    with running_sim([*argv, "--speed", "40", "--state-dir", str(tmp_path / "sim")]) as started:
+        yield started
+
+
+@pytest.mark.parametrize("sim", ["capacity"], indirect=True)
+def test_record_appends_each_finished_app_once_and_resumes(
+    sim: tuple[str, Path], tmp_path: Path
+) -> None:
+    url, sched = sim
+    cfg = write_config(
+        tmp_path / "amtuner.yaml", rm={"urls": [url]},
+        scheduler={"kind": "capacity", "config_file": str(sched)},
+    )  # fmt: skip
+    trace = tmp_path / "trace" / "apps.jsonl"
+    deadline = time.monotonic() + 90
+    apps: list = []
+    while len(apps) < 5 and time.monotonic() < deadline:
+        run = amtuner("record", "--config", str(cfg), "--out", str(trace), "--once")
+        assert run.returncode == 0, run.stderr
+        header, apps = read_trace(trace)
+        time.sleep(0.5)
+    assert header["format"] == FORMAT and header["version"] == VERSION
+    assert header["nodes"] == 4 and header["node_memory_mb"] > 0
+    assert len(apps) >= 5
+    assert len({a.id for a in apps}) == len(apps), "an app recorded twice"
+    for a in apps:
+        assert a.state == "FINISHED" and a.queue and a.user
+        assert 0 < a.submit_ms <= a.launch_ms <= a.finish_ms
+        assert a.memory_mb_s is not None and a.memory_mb_s > 0
+    # What the RM holds finished since the first record is exactly what the file holds.
+    first = min(a.finish_ms for a in apps)
+    doc = requests.get(
+        f"{url}/ws/v1/cluster/apps",
+        params={"states": "FINISHED", "finishedTimeBegin": first}, timeout=10,
+    ).json()  # fmt: skip
+    held = {a["id"] for a in doc["apps"]["app"]}
+    again = amtuner("record", "--config", str(cfg), "--out", str(trace), "--once")
+    assert again.returncode == 0, again.stderr
+    _, after = read_trace(trace)
+    assert len({a.id for a in after}) == len(after)
+    assert held <= {a.id for a in after}
+    assert [a.id for a in after[: len(apps)]] == [a.id for a in apps], "rewrote the past"
+
+    # Past the size bound it stops, says so and writes nothing.
+    size = trace.stat().st_size
+    full = amtuner(
+        "record", "--config", str(cfg), "--out", str(trace), "--once", "--max-bytes", str(size)
+    )
+    if full.returncode != 0:  # new apps finished meanwhile
+        assert full.returncode == ExitCode.FAILED
+        assert "--max-bytes" in full.stderr
+    assert trace.stat().st_size == size
+
+    workload = load_workload(f"trace:{trace}")
+    assert workload.nodes == 4
+    assert {j.job_id for j in workload.jobs} == {a.id for a in after}
+
+
+@pytest.mark.parametrize("sim", ["fair"], indirect=True)
+def test_sim_apps_api_filters_finished_time_as_the_rm(sim: tuple[str, Path]) -> None:
+    url, _ = sim
+    apps_url = f"{url}/ws/v1/cluster/apps"
+    deadline = time.monotonic() + 90
+    finished: list = []
+    while len(finished) < 3 and time.monotonic() < deadline:
+        doc = requests.get(apps_url, params={"states": "FINISHED"}, timeout=10).json()
+        finished = (doc["apps"] or {}).get("app", [])
+        time.sleep(0.5)
+    assert len(finished) >= 3
+    times = sorted(a["finishedTime"] for a in finished)
+    middle = times[len(times) // 2]
+    doc = requests.get(apps_url, params={"finishedTimeBegin": middle}, timeout=10).json()
+    got = doc["apps"]["app"]
+    assert got and all(a["finishedTime"] >= middle for a in got)
+    doc = requests.get(apps_url, params={"finishedTimeEnd": middle}, timeout=10).json()
+    # As RMWebServices compares: an app still running has finish time 0, so it is in [0, end].
+    assert all(a["finishedTime"] <= middle for a in doc["apps"]["app"])
+    for a in finished:
+        assert a["memorySeconds"] > 0 and a["vcoreSeconds"] > 0
+    bad = requests.get(apps_url, params={"finishedTimeBegin": "-1"}, timeout=10)
+    assert bad.status_code == 400
+    assert "finishedTimeBegin" in json.loads(bad.text)["RemoteException"]["message"]

@@ -1,0 +1,71 @@
+"""The app trace format read back, and its apps turned into jobs by the documented estimate."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from amtuner.apptrace import AppRecord, TraceError, header_line, read_trace
+from amtuner.sim.workload import WorkloadError, load_workload
+from amtuner.sim.workload.apps import load_apps
+
+
+def app(i: int, **kw: object) -> AppRecord:
+    fields: dict = {
+        "id": f"application_1_{i:04d}", "queue": "default", "user": "u", "type": "MAPREDUCE",
+        "state": "FINISHED", "submit_ms": 1_000_000 + 1000 * i, "launch_ms": 1_002_000 + 1000 * i,
+        "finish_ms": 1_069_000 + 1000 * i, "memory_mb_s": None, "vcore_s": None,
+    }  # fmt: skip
+    fields.update(kw)
+    return AppRecord(**fields)
+
+
+def write(path: Path, apps: list[AppRecord], **cluster: int) -> Path:
+    path.write_text(header_line(cluster, "http://rm:8088") + "".join(a.line() for a in apps))
+    return path
+
+
+def test_tasks_are_the_memory_seconds_left_after_the_am(tmp_path: Path) -> None:
+    # Run 67 s: tasks 60 s (5 s start-up, 2 s tear-down); AM 2048 MB x 67 s; 4 x 1024 MB x 60 s.
+    rec = app(0, memory_mb_s=2048 * 67 + 4 * 1024 * 60)
+    path = write(tmp_path / "t.jsonl", [rec, app(1, launch_ms=0)], nodes=3, node_memory_mb=4096)
+    w = load_workload(f"trace:{path}")
+    assert (w.nodes, w.node_memory_mb, w.queues) == (3, 4096, ("root.default",))
+    (job,) = w.jobs  # the app whose AM never started did no work
+    (maps,) = job.maps
+    assert (maps.count, maps.memory_mb, maps.duration_s) == (4, 1024, 60.0)
+    assert job.am_memory_mb == 1536 and job.submit_s == 0.0
+
+
+def test_without_memory_seconds_an_app_is_one_task(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [app(0), app(3)], nodes=2)
+    jobs = load_workload(f"trace:{path}").jobs
+    assert [j.maps[0].count for j in jobs] == [1, 1]
+    assert [j.submit_s for j in jobs] == [0.0, 3.0]
+
+
+def test_the_cluster_comes_from_the_header_or_the_caller(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [app(0)])
+    with pytest.raises(WorkloadError, match="names no cluster"):
+        load_workload(f"trace:{path}")
+    assert load_apps(path, nodes=7, node_memory_mb=2048).nodes == 7
+
+
+def test_a_torn_last_line_is_left_out_and_other_versions_refused(tmp_path: Path) -> None:
+    path = write(tmp_path / "t.jsonl", [app(0), app(1)], nodes=1)
+    path.write_text(path.read_text()[:-20])
+    _, apps = read_trace(path)
+    assert [a.id for a in apps] == ["application_1_0000"]
+    other = tmp_path / "v2.jsonl"
+    other.write_text('{"format": "amtuner-apps", "version": 2}\n')
+    with pytest.raises(TraceError, match="version 2"):
+        read_trace(other)
+    sls = tmp_path / "sls.json"
+    sls.write_text('{"job.start.ms": 0}\n')
+    with pytest.raises(WorkloadError, match="not an amtuner-apps trace"):
+        load_workload(f"trace:{sls}")
+    bad = write(tmp_path / "bad.jsonl", [app(0)], nodes=1)
+    bad.write_text(bad.read_text() + '{"id": 1}\n' + app(2).line())
+    with pytest.raises(TraceError, match=r"bad.jsonl:3: not an app record"):
+        read_trace(bad)
