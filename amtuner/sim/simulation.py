@@ -73,6 +73,9 @@ class SimResult:
     ams_at_once: int = 0
     """The most apps that held their AM container at the same time: what the AM limit let
     run together (`most_at_once` of each app's AM allocation to its finish)."""
+    mean_wait_s: float | None = None
+    """Submission to AM container (ACCEPTED), over the apps that got one: where a low AM share
+    makes apps wait."""
 
     def to_json_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -298,6 +301,7 @@ class Simulation:
                 reason = f"stalled at {now:.0f} s: {waiting} jobs can never get what they wait for"
             else:
                 reason = f"max_sim_seconds reached at {now:.0f} s with {waiting} jobs unfinished"
+        waits = [a.started_s - a.spec.submit_s for a in self.apps if a.started_s is not None]
         first_submit = min((a.spec.submit_s for a in self.apps), default=0.0)
         last_finish = max((a.finished_s or 0.0 for a in self.apps), default=0.0)
         total_mb = self.cluster.total_mb
@@ -322,6 +326,7 @@ class Simulation:
             a_trace=[list(p) for p in self.a_trace],
             queue_a_trace={q: [list(p) for p in t] for q, t in self.queue_a_trace.items()},
             ams_at_once=most_at_once(self._am_lives()),
+            mean_wait_s=_r(sum(waits) / len(waits)) if waits else None,
         )
 
 

@@ -80,6 +80,23 @@ def test_memory_utilisation_is_time_weighted() -> None:
     assert result.mean_jct_s == result.p95_jct_s == pytest.approx(7.0)
 
 
+def test_an_app_holds_memory_seconds_as_the_rm_counts_them_and_waits_for_its_am() -> None:
+    # The AM-only job of the test above: 2048 MB and 1 vcore for 7 s, and no wait for its AM.
+    wl = Workload("am-only", (_job("j", 0.0, 0),), nodes=1)
+    sim = build_at_once("capacity", wl, default_scheduler_config("capacity", wl.queues, 1.0))
+    result = sim.run()
+    (app,) = sim.app_views()
+    assert app.memory_seconds == round(2048 * 7.0) and app.vcore_seconds == 7
+    assert result.mean_wait_s == 0.0
+
+
+def test_a_lower_am_share_is_a_longer_wait_in_accepted() -> None:
+    wl = Workload("t", tuple(_job(f"j{i}", 0.0, 4) for i in range(6)), nodes=2)
+    low, high = (_sim("capacity", wl, a).run() for a in (0.25, 0.5))
+    assert low.mean_wait_s is not None and high.mean_wait_s is not None
+    assert low.mean_wait_s > high.mean_wait_s > 0
+
+
 def test_ams_at_once_is_what_the_am_limit_let_run_together() -> None:
     """Six jobs at once on two 8 GB nodes: the CapacityScheduler's AM limit holds two 2048 MB
     AMs at A = 0.25 (4096 MB) and four at A = 0.5."""
