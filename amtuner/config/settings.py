@@ -51,10 +51,11 @@ def _place(url: str) -> tuple[str, str, int]:
 def names_path(target: str, base: str, path: str) -> bool:
     """Whether a redirect target is ``base + path`` (same scheme, host, port and path): the one
     test by which a standby's redirect is followed, and only to a configured RM, so no request
-    (and no credential) ever leaves the configured RMs."""
+    (and no credential) ever leaves the configured RMs. ``path`` may carry a query, as
+    `RMClient.get_json`'s do."""
     return (
         _place(target) == _place(base)
-        and urlsplit(target).path.rstrip("/") == urlsplit(base).path + path
+        and urlsplit(target).path.rstrip("/") == urlsplit(base + path).path
     )
 
 

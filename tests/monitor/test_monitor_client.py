@@ -202,6 +202,22 @@ def test_redirect_to_another_path_of_a_configured_host_is_not_followed(
     assert rm.requests == []
 
 
+def test_get_json_follows_a_standby_with_the_query(rm_factory: Callable[[], FakeRM]) -> None:
+    """`amtuner record`'s apps query, asked of a standby that still says ACTIVE: its 307 names
+    the active RM's same path and query, and that is followed."""
+    rm = rm_factory().active()
+    apps = {"apps": {"app": [{"id": "application_1_0001"}]}}
+    rm.routes["/ws/v1/cluster/apps"] = jsonr(apps)
+    standby = rm_factory()
+    standby.routes["/ws/v1/cluster/info"] = info("ACTIVE")
+    query = "?states=FINISHED&finishedTimeBegin=5"
+    location = f"{rm.url}/ws/v1/cluster/apps{query}"
+    standby.routes["/ws/v1/cluster/apps"] = (307, {"Location": location}, b"")
+    c = client(standby.url, rm.url)
+    assert c.get_json("/cluster/apps" + query) == apps
+    assert rm.requests[-1] == "/ws/v1/cluster/apps" + query and c.active_url == rm.url
+
+
 def test_dead_url_first(rm_factory: Callable[[], FakeRM], dead_url: str) -> None:
     rm = rm_factory().active()
     c = client(dead_url, rm.url)
