@@ -15,7 +15,14 @@ from pathlib import Path
 import pytest
 import requests
 
-from amtuner.config import Config, GuardSettings, RefreshSettings, RMSettings, SchedulerSettings
+from amtuner.config import (
+    Config,
+    ControllerSettings,
+    GuardSettings,
+    RefreshSettings,
+    RMSettings,
+    SchedulerSettings,
+)
 from amtuner.cycle import Cycle
 from amtuner.executor import (
     CommandRefresher,
@@ -38,6 +45,9 @@ from amtuner.rmchannel import RMChannel
 ROOT = Path(__file__).resolve().parents[2]
 SHARED = ROOT / "tests" / "data" / "shared"
 DATA = ROOT / "tests" / "data" / "executor"
+
+PAPER = ControllerSettings(policy="paper")
+"""The paper's loop raises A for the busy observations these cycles read, so each makes a change."""
 
 
 def py(code: str) -> list[str]:
@@ -460,6 +470,7 @@ def test_a_failed_put_to_the_store_puts_the_previous_value_back(
     cfg = Config(
         scheduler=SchedulerSettings(kind="capacity"),
         refresh=RefreshSettings(method="rest"),
+        controller=PAPER,
         guard=GuardSettings(hold_off_seconds=0),
         state_file=tmp_path / "state.json",
     )
@@ -608,7 +619,8 @@ def test_a_store_changed_since_the_cycle_read_it_is_kept(
     rm = rms(ok)
     cfg = Config(
         scheduler=SchedulerSettings(kind="capacity"), refresh=RefreshSettings(method="rest"),
-        guard=GuardSettings(hold_off_seconds=0), state_file=tmp_path / "state.json",
+        controller=PAPER, guard=GuardSettings(hold_off_seconds=0),
+        state_file=tmp_path / "state.json",
     )  # fmt: skip
 
     class Busy:
