@@ -71,8 +71,9 @@ def _tls_risks(cfg: Config) -> list[str]:
 
 def _guard_risks(cfg: Config) -> list[str]:
     """A guard that holds or clips what the policies do by design, which is not what was
-    measured (the benchmarks run them with no guard): with a clip of 0.2 the paper's groups on a
-    CapacityScheduler took 1.10-1.31 of the best fixed value's makespan (docs/results.md)."""
+    measured (the benchmarks run them with no guard): a small clip cuts a policy's first raise
+    short (measured: docs/results.md, "The daemon's defaults were not what the benchmarks
+    ran")."""
     ctl, guard = cfg.controller, cfg.guard
     risks = []
     if guard.hold_off_seconds >= ctl.period_seconds:

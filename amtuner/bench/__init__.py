@@ -12,9 +12,9 @@ SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"
 
 SUITE_SEEDS = 10
 """Seeds per generated workload of the suite (each seed jitters job and task durations), as the
-paper bench's; traces run once, since they are the data. Over 3 seeds a row's mean moved by up
-to 3 % with the seeds drawn (the FairScheduler's phase-changing row: 1.026 of the best fixed
-value over 3, 0.998 over 10), as much as the differences the suite is read for."""
+paper bench's; traces run once, since they are the data. Fewer seeds let a row's mean move
+with the seeds drawn as much as the differences the suite is read for (measured:
+docs/policies.md, "Each generated workload runs 10 seeds")."""
 
 
 REAL_RUNS = 3

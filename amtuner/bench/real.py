@@ -293,9 +293,9 @@ def run_sim(
 ) -> Figures:
     """``batch`` (default: `workload`) through the simulator on the real cluster's shape, over
     `SUITE_SEEDS` seeds, as bench paper's (`typical`). A seed draws the heartbeats' phases and
-    the tasks' jitter: over 10 seeds a row's makespan spans 5-16 % (the controllers' rows the
-    most: `paper` 57.9-66.6 s on the CapacityScheduler), as much as one real run differs from
-    the next. One seed is one draw; the mean is what the simulator expects of a real run."""
+    the tasks' jitter, which move a row's makespan as much as one real run differs from the
+    next (measured: docs/fidelity.md, "Calibration against Hadoop 3.5.0's RM"). One seed is one
+    draw; the mean is what the simulator expects of a real run."""
 
     def one(seed: int) -> SimResult:
         return simulate(

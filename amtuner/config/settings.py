@@ -156,10 +156,11 @@ class ControllerSettings:
     a_min: float = 0.05
     a_max: float = 0.95
     period_seconds: float = 15.0
-    """The paper's experiment's period, which every benchmark runs: of 5, 10, 15 and 30 s it was
-    the paper's loop's best on six of its eight groups, and at 30 s `adaptive` lost its lead on the
-    phase-changing workload (the FairScheduler's 1.074 of the best fixed value, over the
-    default; 0.973 at 15 s). Two small REST documents a period (`amtuner.monitor.rest`)."""
+    """The paper's experiment's period, which every benchmark runs: long enough for a
+    FairScheduler to load a write (its poll, 5-15 s) before the next period reads its effect,
+    short enough to see a batch several times before it drains (measured: docs/results.md,
+    "Control period" and "The daemon's defaults were not what the benchmarks ran"). Two small
+    REST documents a period (`amtuner.monitor.rest`)."""
     unit_mb: int = 1024
     """The paper's Unit: one container's memory, for its estimate M_AMs = R x Unit x 2."""
 
@@ -179,15 +180,15 @@ class GuardSettings:
     """Largest |new A - old A| applied in one cycle; larger decisions are clipped. The default
     is just over `ControllerSettings.widest_step` (0.45 with the defaults; `adaptive`'s start-up
     from a CapacityScheduler's 0.1 is 0.4), so it stops what no policy means and lets the
-    policies run as benchmarked. With 0.2 the first raise from 0.1 was cut
-    short, and the paper's groups on a CapacityScheduler took 1.24-1.31 times the best fixed
-    value's makespan under the paper's loop, 1.10-1.12 under `adaptive` (docs/results.md)."""
+    policies run as benchmarked. A smaller clip cuts the first raise from a CapacityScheduler's
+    0.1 short, and the paper's loop, whose step only shrinks, never catches up (measured:
+    docs/results.md, "The daemon's defaults were not what the benchmarks ran")."""
     hold_off_seconds: float = 10.0
     """No new change sooner than this after the last, by any process on the same state (`amtuner
     once` beside `run`, a restart). Under the period, so the daemon's next cycle may act: the
     policies wait for a raise to show themselves (a FairScheduler loads its file 5-15 s after
-    the write), and a hold-off of 25 s at a 15 s period held every other move (the suite's
-    phase-changing workload 0.990 of the best fixed value on a CapacityScheduler, 0.968 without)."""
+    the write), and a hold-off longer than the period holds every other move (measured:
+    docs/results.md, "The daemon's defaults were not what the benchmarks ran")."""
     pause_file: Path | None = None
     """While this file exists amtuner keeps monitoring but writes nothing (also SIGUSR1/SIGUSR2)."""
 

@@ -38,7 +38,7 @@ and every other path is ``hold``. Where the paper is silent or ambiguous, this m
   so the decision brings it back in even on a hold. A caller with FairScheduler's maxAMShare -1
   (no limit) should pass 1.0.
 * **Rounding**: the new A is rounded to 4 decimals (then kept inside the bounds), so scheduler
-  files read 0.525, never 0.30000000000000004.
+  files read 0.3, never 0.30000000000000004.
 * **Named targets**: the paper has one global A. For a named queue this policy still reads the
   cluster-wide P, R, M_used and M_total (the paper's figures); only A, n and the history are the
   target's own (one ControllerState per target), so queues that start at different A move in

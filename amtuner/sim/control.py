@@ -58,11 +58,11 @@ def allocation_poll_phase(seed: int) -> float:
     falls is set by when the RM started, which nothing ties to the daemon's period. A fixed
     phase would give one reload delay to every write (a write at a period boundary always loaded
     10 s later); a real one is anywhere in 5-15 s, and a value overwritten before its poll is
-    never loaded: on Hadoop 3.5's own RM `bench real`'s controller wrote 0.6249 and then 0.5 ten
-    seconds later, and the RM loaded only the 0.5. The seeds step through the cycle by the
-    golden ratio, so the first N of them, which a benchmark's mean is taken over, cover it
-    evenly (random draws left 2-6.5 s out of the first ten), and none falls exactly 5 or 10 s
-    after a period boundary, where a write would be judged exactly 5 s old."""
+    never loaded (seen on Hadoop 3.5's own RM: docs/fidelity.md, "The poll's phase"). The seeds
+    step through the cycle by the golden ratio, so the first N of them, which a benchmark's mean
+    is taken over, cover it evenly (random draws left 2-6.5 s out of the first ten), and none
+    falls exactly 5 or 10 s after a period boundary, where a write would be judged exactly 5 s
+    old."""
     return ALLOC_RELOAD_INTERVAL_S * (1.0 - ((seed + 1) * _GOLDEN) % 1.0)
 
 

@@ -25,9 +25,10 @@ the job mix really differs: AMs the size of a task (vcores, one each), or small 
 large executors."""
 
 PAPER_BACKLOG = 3.0
-"""Task memory, held and asked for, per AM memory that the paper's jobs show on a full cluster
-(0.8 to 1.8 on its four groups in the simulator): up to this the running jobs are the kind T2
-was set for."""
+"""Task memory, held and asked for, per AM memory up to which the running jobs are the kind T2
+was set for: five maps and a reduce behind an AM of two task units, which a full cluster shows
+well under this (measured: docs/policies.md, "On a CapacityScheduler the aim grows with the
+jobs' work per AM")."""
 PAPER_BACKLOG_MIN = 0.8
 """Below this the running jobs are smaller than the paper's: a one-map job's AM of two task
 units has at most half a unit of task memory per unit of AM."""
@@ -84,9 +85,9 @@ class Figures:
         than the paper's (a day's few huge jobs, a batch of large ones), and below 1 smaller
         ones (one-map jobs, best with two thirds of the cluster as AMs or more). Squared because
         a full cluster's backlog over-reads small jobs' work: the AMs that crowd their tasks out
-        leave those tasks asked for, and asks count. Measured on 120 one-map jobs on 4 nodes
-        (CapacityScheduler, 10 seeds): 1.028 of the best fixed value, 1.049 read linearly. 1
-        where AM use is the paper's estimate, which cannot tell an app's AM from its tasks."""
+        leave those tasks asked for, and asks count (measured: docs/policies.md, "On a
+        CapacityScheduler the aim grows with the jobs' work per AM"). 1 where AM use is the
+        paper's estimate, which cannot tell an app's AM from its tasks."""
         if self.am <= 0 or not self.measured:
             return 1.0
         backlog = self.backlog
@@ -145,9 +146,9 @@ class Figures:
     def in_waves(self) -> bool:
         """The vcore side of the limit floats (`floating`) and the jobs have no more work
         behind each AM than the paper's (`work`): their tasks end together, in waves, and hand
-        the vcores back, so over a batch the memory side is what caps the AMs (the paper's
-        wordcount on 100 nodes under A 0.6125: AMs 0.51 of the cluster while it was full, 0.58
-        once a wave ended). Larger jobs keep the vcores, and the free vcores stay the limit (a
+        the vcores back, so over a batch the memory side is what caps the AMs (measured:
+        docs/policies.md, "Jobs in waves under a FairScheduler limit that counts the vcores
+        free"). Larger jobs keep the vcores, and the free vcores stay the limit (a
         SWIM day's few huge jobs let an AM in only with A near 1)."""
         return self.floating and self.work <= 1
 

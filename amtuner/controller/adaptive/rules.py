@@ -95,11 +95,11 @@ class Period:
     """The running jobs' work per AM over the paper's jobs' (`Figures.work`) on a
     CapacityScheduler, 1 on a FairScheduler. A CapacityScheduler serves a queue's apps in order,
     so a job admitted behind large ones holds its AM idle until their asks are met: the larger
-    the jobs, the fewer AMs pay (measured on SWIM days on 25 nodes: best A 0.2, where the
-    paper's aim held 0.5). Jobs smaller than the paper's need fewer tasks per AM, so their
-    aim falls (the suite's one-map phase: 1.071 of the best fixed value with the paper's aim,
-    1.056 with this). A FairScheduler gives an admitted job its fair share at once, and
-    `_large_jobs_hold_it` raises A there instead; its short jobs hold (`_short_jobs_turn_over`)."""
+    the jobs, the fewer AMs pay. Jobs smaller than the paper's need fewer tasks per AM, so their
+    aim falls. A FairScheduler gives an admitted job its fair share at once, and
+    `_large_jobs_hold_it` raises A there instead; its short jobs hold (`_short_jobs_turn_over`).
+    (Measured: docs/policies.md, "On a CapacityScheduler the aim grows with the jobs' work per
+    AM".)"""
     aim: float
     goal: float
     start: float
@@ -165,9 +165,10 @@ def _newcomers_into_short_jobs(p: Period) -> Proposal | None:
     containers over all of them. Down to 1 - T2, where tasks keep T2 once long jobs fill the
     cluster; if the newcomers are short too, the room rule raises again. (Down to used - T2,
     tried, cut A below the AMs already running on a stream of short jobs.) The
-    CapacityScheduler serves a queue's apps in order, so there a newcomer too many only waits:
-    the rule, tried, cost the phase-changing workload two points. Not when a few large jobs hold
-    the cluster (`_large_jobs_hold_the_cluster`: the newcomers are what they wait for), nor when
+    CapacityScheduler serves a queue's apps in order, so there a newcomer too many only waits,
+    and the rule is the FairScheduler's only (measured: docs/policies.md, "New jobs arriving
+    into short jobs"). Not when a few large jobs hold the cluster
+    (`_large_jobs_hold_the_cluster`: the newcomers are what they wait for), nor when
     every waiting app's AM fits under 1 - T2 (the lower A holds nobody back now, and the next
     full period would have to climb back: on SWIM days it pulled A down at every idle arrival).
     """
@@ -207,11 +208,9 @@ def _small_batch(p: Period) -> Proposal | None:
     the next one starts, so A goes to the top of that count's band: the next AM starts as soon
     as its one task's room is there. Without asks the reading is a moment between waves (the
     paper's terasort on a staggered start read 0.5 tasks per AM at one), and with most of the
-    batch running it is not the batch's (the first jobs of a stream). Measured on 120 one-map
-    jobs on 4 nodes (10 seeds): A 0.6125 -> 0.7499 at 15 s (11 AMs; the best fixed value is
-    0.8, 12), 1.030 of the best fixed value, 1.064 when A climbed one AM a period; the
-    phase-changing workload 0.986 -> 0.981; started before the batch (`--stagger`) 1.117 ->
-    1.102; the paper's groups, the stream and the SWIM days unmoved."""
+    batch running it is not the batch's (the first jobs of a stream). Set, not climbed one AM
+    a period: the batch is all there, and each period of climbing holds back AMs whose tasks
+    have room now. (Measured: docs/policies.md, "A batch of small jobs".)"""
     f = p.f
     if not _after_a_burst(p) or f.pending <= f.running or f.waiting <= 0 or f.work >= 1:
         return None
@@ -242,10 +241,9 @@ def _room_but_a_admits_more(p: Period) -> Proposal | None:
     (a FairScheduler's `fair` leaf, `FSLeafQueue.computeMaxAMResource`), by the vcores the
     tasks hold, which come back as they end. Raising now would admit more than the room, seen
     once jobs finish together, is worth; raising past the free vcores would admit many more AMs
-    once tasks end (the stream of mixed jobs: 1.051 of the default, which is its best, when A
-    was raised to admit one AM more against the free vcores; 1.008 since, 1.014 over 10
-    seeds). Not on a burst: there the search starts. FairScheduler only: a CapacityScheduler
-    also limits each user to a share of the queue's AM limit
+    once tasks end (measured: docs/policies.md, "A FairScheduler limit held by the free vcores
+    is not raised past them"). Not on a burst: there the search starts. FairScheduler only: a
+    CapacityScheduler also limits each user to a share of the queue's AM limit
     (``LeafQueue.getUserAMResourceLimit``), which the figures do not show, so there apps can
     wait with A's limit far from full."""
     f = p.f
@@ -271,9 +269,9 @@ def _room_with_short_jobs(p: Period) -> Proposal | None:
     period; one map per AM) are AM-heavy by nature: the full step, once they were short two
     periods running and hold no more than a task per AM. A wave of a batch's similar jobs
     ending together turns over as fast for one period, and once most of them are gone their
-    tasks too can read one per AM or fewer: one AM more (the full step, measured, admitted
-    twelve grep jobs where eight are best, and took the paper's mixed group on 100 nodes from
-    A 0.525 to 0.74 where 0.5 is best: 1.050 of the best fixed value, 1.012 with one AM).
+    tasks too can read one per AM or fewer: one AM more, since AMs admitted on one period's
+    reading are not taken back (measured: docs/policies.md, "Short jobs on a
+    CapacityScheduler").
     (On the FairScheduler the same exemption, tried, lost the phase-changing workload its
     lead: large jobs admitted at the high A it leads to cannot be evicted.)"""
     if p.f.claimed >= ROOMY or not (p.short and p.capacity):
@@ -294,17 +292,12 @@ def _room_in_the_tail(p: Period) -> Proposal | None:
     and will fill it with their tasks: the room must show twice, then A grows by one AM. Not
     twice where jobs were short this period and the last (a stream of one-map jobs on a
     FairScheduler, whose AMs come and go within a period: the room each period shows is
-    theirs); a batch's wave ending together is short for one period. Measured: the
-    phase-changing workload 0.976 of the best fixed value (1.009 when waiting), the one-map
-    phase 1.065 (1.067); the paper groups unchanged. (Raising by the full step there, as the
-    CapacityScheduler does, gave 1.119 and 1.034.) On a FairScheduler not in the period after a
-    raise either: the room that period saw was spent on it, and its AM, loaded 5-15 s after the
-    write by the RM's own poll or at once on a refresh, has not shown its tasks yet, so the room
-    now is the same tail. Measured on the phase-changing workload (30 seeds, the RM's poll at a
-    phase of its own per seed): 0.991 -> 0.985 of the best fixed value (1.014 -> 0.978 with
-    each seed's poll half a cycle later), refreshed at once 0.977 -> 0.962; no other row moved.
-    A CapacityScheduler's one-map phase went 1.022 -> 1.054 with it, so there a raise's room
-    still counts."""
+    theirs); a batch's wave ending together is short for one period. On a FairScheduler not in
+    the period after a raise either: the room that period saw was spent on it, and its AM,
+    loaded 5-15 s after the write by the RM's own poll or at once on a refresh, has not shown
+    its tasks yet, so the room now is the same tail. On a CapacityScheduler a raise's room still
+    counts. (Measured: docs/policies.md, "Room (used < 0.9) and apps wait" and "Room between
+    short jobs two periods running is not waited for".)"""
     f = p.f
     if f.claimed >= ROOMY or f.tasks >= f.am or p.first:
         return None
@@ -354,11 +347,10 @@ def _large_jobs_hold_it(p: Period) -> Proposal | None:
     at once and a small one finishes in minutes; a job held back waits until they end. And
     under the default ``fair`` policy a leaf's fair share has no vcores, so the vcore side of
     the AM limit is A x the vcores *available* (``FSLeafQueue.computeMaxAMResource``): on a
-    full cluster it admits no AM unless A is near 1. Measured on SWIM FB-2009 days on 25 nodes:
-    mean job completion time 730 s at the default 0.5, 100 s at 1.0, and the policy without
-    this rule held 0.5 (tasks kept their aim).
-    Not on the CapacityScheduler, which serves a queue's apps in order: there an admitted job
-    waits behind the large ones whatever A is."""
+    full cluster it admits no AM unless A is near 1, and the policy's other rules, which see
+    tasks keep their aim, would hold it there (measured: docs/policies.md, "Full, held by a few
+    large jobs"). Not on the CapacityScheduler, which serves a queue's apps in order: there an
+    admitted job waits behind the large ones whatever A is."""
     if p.capacity or not _large_jobs_hold_the_cluster(p) or p.goal - p.a < _UNDER:
         return None
     why = (
@@ -455,13 +447,10 @@ def blind(f: Figures, a: float, settings: ControllerSettings) -> float:
     """A value set before anything about the jobs is measured (the first period's, and 1 - T2,
     the fallback for jobs of unknown size), at the top of its band of whole AMs where the vcore
     side floats (`Figures.top_of_band`): its AMs start as soon as the vcores they need are
-    free. Measured on the stream of mixed jobs on 4 nodes (FairScheduler, 10 seeds): fixed
-    0.5624 gives 2037.9 s, 0.5 (8 AMs too) 2094.9, the best value on the tenths (0.6) 2090.5;
-    with this the policy went from 1.008 of that best to 0.991, the Poisson arrivals from
-    1.002 to 0.983. Values the loop searches stay where the search puts them: raised to the top
-    of each count too, the one-map jobs' tail took A up two counts and the large jobs arriving
-    after them were admitted at it (the phase-changing workload 0.966 -> 1.005 of the best
-    fixed value)."""
+    free. Values the loop searches stay where the search puts them: raised to the top of each
+    count too, a tail's room would take A up whole counts, and the jobs arriving after it
+    would be admitted at that A. (Measured: docs/policies.md, "A first look on such a limit
+    sets A at the top of its band".)"""
     if not f.floating:
         return a
     return min(f.top_of_band(f.on_memory.ams_of(a)), settings.a_max)

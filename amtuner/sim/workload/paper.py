@@ -107,28 +107,25 @@ class Phase:
 PHASES: Mapping[str, Phase] = MappingProxyType(
     {
         # One 20 MB grep split and one reduce per job: each job is an AM (2048 MB) and one task
-        # (1024 MB) at a time, so the cluster is busiest when about 2/3 of it holds AMs. Best
-        # fixed A on 4 nodes: 0.8 on both schedulers (makespan 165 / 162 s on the Capacity /
-        # FairScheduler; 0.4 takes 1.8x as long).
+        # (1024 MB) at a time, so the cluster is busiest when about 2/3 of it holds AMs.
         "small": Phase("small", "120 one-map grep jobs", "grep", 120, 20.0, 1, 1),
         # 32 maps of 20 MB and 4 reduces per job: one job alone can fill the cluster, so every
-        # AM beyond a few only holds memory the maps could use. Best fixed A on 4 nodes: 0.4
-        # on both (177 / 185 s); 0.8 is 28 % / 51 % slower.
+        # AM beyond a few only holds memory the maps could use.
         "large": Phase("large", "16 terasort jobs of 640 MB", "terasort", 16, 640.0, 32, 4),
-        # The paper's mixed group: best fixed A 0.5 / 0.6 (81 / 87 s).
+        # The paper's mixed group.
         "mixed": Phase("mixed", "30 paper jobs, grep/terasort/wordcount", "mixed", 30, 100.0, 5, 1),
     }
 )
-"""The phases of the ``phase:`` and ``twoqueue:`` workloads; the makespans quoted are each phase
-alone, seed 0 (tests/bench/test_suite.py checks the best values)."""
+"""The phases of the ``phase:`` and ``twoqueue:`` workloads, each wanting a different A: each
+phase's best fixed value alone is in docs/policies.md, "The phases" (tests/bench/test_suite.py
+checks them)."""
 PHASE_SPACING_S = 150.0
 """Phase k of a ``phase:`` workload is submitted at k x 150 s: a little less than the small and
-large phases take at their best A (162-185 s), so each phase arrives as the previous one drains
-and a value that is wrong for a phase delays the next. Wider spacing leaves the cluster idle
-between phases (then only the last phase decides the makespan); narrower spacing blends phases
-into one mixed backlog. Setting 0.8, 0.4, 0.5 as each phase arrives beats the best fixed A at
-150 s (makespan 401 vs 425 s on the CapacityScheduler, 417 vs 483 s on the FairScheduler, seed
-0) but not at 180 s."""
+large phases take at their best A, so each phase arrives as the previous one drains and a value
+that is wrong for a phase delays the next. Wider spacing leaves the cluster idle between phases
+(then only the last phase decides the makespan); narrower spacing blends phases into one mixed
+backlog. At this spacing a value set per phase beats every fixed one (measured:
+docs/policies.md, "The phases")."""
 TWO_QUEUE_NODES = 8
 """Each of the two equal queues is guaranteed half of 8 nodes, the paper's 4-node cluster."""
 TWO_QUEUES = ("root.a", "root.b")
