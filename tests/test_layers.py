@@ -6,6 +6,10 @@ cannot slip past."""
 from __future__ import annotations
 
 import ast
+import io
+import re
+import tokenize
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -92,3 +96,67 @@ def test_the_readme_stays_an_operators_page() -> None:
     """Research and results live in docs/; the README is what an operator reads first."""
     readme = PACKAGE.parent / "README.md"
     assert len(readme.read_bytes()) <= 12 * 1024
+
+
+BENCHMARK_QUOTE = re.compile(
+    r"\b[01]\.\d{3}\b"  # a ratio to a best or default value: 1.172, 0.966 -> 1.005
+    r"|\b[01]\.\d\d\s*[-–]\s*[01]\.\d\d\b"  # a range of them: 1.10-1.12
+    r"|of the best fixed"
+    r"|\(\d+ seeds|\d+ seeds\)"  # (10 seeds): a measurement's protocol
+    r"|\d s against (?:the best )?\d"  # 222.7-228.2 s against 210.1
+    r"|makespan \d"  # makespan 165 / 162 s
+)
+"""What a benchmark's result looks like in prose. Constants (FULL 0.95, T2 0.5, Hadoop's
+defaults) have one or two decimals and no protocol, so they do not match."""
+
+
+def prose(source: str) -> Iterator[tuple[int, str]]:
+    """(line, text) of every docstring (module, class, function, attribute) and comment."""
+    for node in ast.walk(ast.parse(source)):
+        value = node.value if isinstance(node, ast.Expr) else None
+        if isinstance(value, ast.Constant) and isinstance(value.value, str):
+            yield node.lineno, value.value
+    for token in tokenize.generate_tokens(io.StringIO(source).readline):
+        if token.type == tokenize.COMMENT:
+            yield token.start[0], token.string
+
+
+def benchmark_quotes(source: str) -> list[str]:
+    return [
+        f"{line}: ...{text[max(0, m.start() - 40) : m.end() + 20]}..."
+        for line, text in prose(source)
+        for m in BENCHMARK_QUOTE.finditer(text)
+    ]
+
+
+def test_no_docstring_or_comment_quotes_a_benchmark() -> None:
+    """A docstring says why a rule or constant exists, from YARN's semantics or control theory;
+    what a benchmark measured lives in docs/, once, where a re-run updates it. A docstring that
+    needs the measurement points to the section of docs/ that has it."""
+    quoted = {
+        name: found
+        for name, path in MODULES.items()
+        if (found := benchmark_quotes(path.read_text(encoding="utf-8")))
+    }
+    assert quoted == {}
+
+
+def test_the_benchmark_check_tells_a_measurement_from_a_constant() -> None:
+    """The check above would pass forever on a pattern that matches nothing."""
+    measured = (
+        '"""Measured on 120 one-map jobs (10 seeds): 1.172 of the best fixed value."""',
+        'X = 1\n"""The phase-changing workload 0.966 -> 1.005."""',
+        'def f() -> None:\n    """took 1.10-1.12 of its makespan."""',
+        "# every schedule gives 222.7-228.2 s against the best 210.1",
+        "# best fixed A: 0.8 (makespan 165 / 162 s)",
+    )
+    for source in measured:
+        assert benchmark_quotes(source), source
+    constants = (
+        '"""At or above this share the target is full."""\nFULL = 0.95',
+        '"""T2 0.5, A_min 0.05; the RM reads 0.15 back as 0.150000006; Hadoop 0.20 slots."""',
+        '# keep the operator\'s spelling ("0.50"); 10 seeds leave noise; 5-15 s after the write',
+        '"""(measured: docs/policies.md, "A batch of small jobs")"""',
+    )
+    for source in constants:
+        assert not benchmark_quotes(source), source
