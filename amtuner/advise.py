@@ -24,6 +24,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from amtuner.bench import whole_number
 from amtuner.exitcodes import ExitCode
 
 if TYPE_CHECKING:
@@ -246,16 +247,6 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _at_least(minimum: int) -> Any:
-    def parse(text: str) -> int:
-        value = int(text)
-        if value < minimum:
-            raise argparse.ArgumentTypeError(f"{text}: at least {minimum}")
-        return value
-
-    return parse
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "advise",
@@ -271,16 +262,16 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--scheduler", choices=["capacity", "fair"], required=True,
         help="the cluster's scheduler, whose AM share is advised",
     )  # fmt: skip
-    p.add_argument("--nodes", type=_at_least(1), help="nodes (default: the trace header's)")
-    p.add_argument("--node-memory-mb", type=_at_least(1), help="default: the trace header's")
-    p.add_argument("--node-vcores", type=_at_least(1), help="default: the trace header's")
+    p.add_argument("--nodes", type=whole_number(1), help="nodes (default: the trace header's)")
+    p.add_argument("--node-memory-mb", type=whole_number(1), help="default: the trace header's")
+    p.add_argument("--node-vcores", type=whole_number(1), help="default: the trace header's")
     p.add_argument(
         "--current", type=_fraction,
         help="the AM share the cluster runs now (default: the scheduler's, 0.1 or 0.5)",
     )  # fmt: skip
     p.add_argument(
-        "--seeds", type=_at_least(MIN_SEEDS), default=5, help="default: %(default)s"
+        "--seeds", type=whole_number(MIN_SEEDS), default=5, help="default: %(default)s"
     )
-    p.add_argument("--workers", type=_at_least(1), help="processes (default: every core)")
+    p.add_argument("--workers", type=whole_number(1), help="processes (default: every core)")
     p.add_argument("--json", action="store_true", help="the report as JSON, for programs")
     p.set_defaults(func=cmd_advise, compiled_core=True)

@@ -4,7 +4,9 @@ loads no simulator."""
 
 from __future__ import annotations
 
+import argparse
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"
@@ -35,3 +37,19 @@ paired ratio to judge a difference from the default by."""
 
 def default_workers() -> int:
     return max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else 1)
+
+
+def whole_number(minimum: int) -> Callable[[str], int]:
+    """An argparse ``type`` for a whole number of at least ``minimum`` (seeds, counts, nodes),
+    refused with what it is not."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}")
+        return value
+
+    return parse

@@ -21,6 +21,7 @@ from amtuner.bench import (
     ZOO_JUDGING_FIRST_SEED,
     ZOO_RUN_SEEDS,
     default_workers,
+    whole_number,
 )
 from amtuner.controller import POLICIES
 from amtuner.exitcodes import ExitCode
@@ -286,26 +287,6 @@ def _zoo_policies(text: str) -> list[str]:
     return names
 
 
-def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError("must be 0 or more")
-    return value
-
-
-def _positive(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     bench = subparsers.add_parser(
         "bench",
@@ -381,7 +362,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
                    help="the scheduler(s) to run (default: %(default)s)")
-    p.add_argument("--runs", type=_positive, default=REAL_RUNS,
+    p.add_argument("--runs", type=whole_number(1), default=REAL_RUNS,
                    help="real runs per row, compared by their mean (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.add_argument("--plot", type=_plot_file, help="write a bar chart (PNG) here")
@@ -435,7 +416,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "--quick); any workload spec works")
     p.add_argument("--controller", choices=sorted(POLICIES), default="adaptive",
                    help="the policy of the controlled run (default: %(default)s)")
-    p.add_argument("--heapq-events", type=_positive,
+    p.add_argument("--heapq-events", type=whole_number(1),
                    help="events per round of the bare loop (default: 1,000,000; 100,000 with "
                    "--quick)")
     p.add_argument("--quick", action="store_true",
@@ -459,20 +440,20 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         f"cases with the command that replays each. Case seeds {dev.start}-{dev.stop - 1} are "
         f"for development; judge a policy on seeds from {ZOO_JUDGING_FIRST_SEED} up.",
     )
-    p.add_argument("--cases", type=_positive, default=200,
+    p.add_argument("--cases", type=whole_number(1), default=200,
                    help="cases to draw, one a seed (default: %(default)s)")
-    p.add_argument("--first-seed", type=_seed, default=dev.start, metavar="FIRST",
+    p.add_argument("--first-seed", type=whole_number(0), default=dev.start, metavar="FIRST",
                    help=f"the cases are seeds FIRST..FIRST+CASES-1 (default: %(default)s; "
                    f"{dev.start}-{dev.stop - 1} are for development, {ZOO_JUDGING_FIRST_SEED}+ "
                    "for judging)")
-    p.add_argument("--seeds", type=_positive, default=ZOO_RUN_SEEDS,
+    p.add_argument("--seeds", type=whole_number(1), default=ZOO_RUN_SEEDS,
                    help="run seeds per case, each jittering task durations (default: %(default)s)")
     p.add_argument("--policies", type=_zoo_policies, default=["adaptive", "paper"],
                    help="controller policies, comma-separated (default: adaptive,paper; known: "
                    f"{', '.join(sorted(POLICIES))})")
     p.add_argument("--scheduler", choices=["case", "capacity", "fair", "both"], default="case",
                    help="each case's own scheduler (the default), one for every case, or both")
-    p.add_argument("--workers", type=_positive, default=default_workers(),
+    p.add_argument("--workers", type=whole_number(1), default=default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.set_defaults(func=cmd_zoo)
