@@ -98,8 +98,8 @@ def _held_back(p: Period, new_a: float) -> float | None:
     if not (p.first and p.capacity and new_a > p.a):
         return None
     now = p.f.ams_admitted(p.a)
-    half = now + max(1, (p.f.ams_of(new_a) - now) // 2)
-    return p.f.a_for(half) if p.f.a_for(half) < new_a else None
+    half = p.f.a_for(now + max(1, (p.f.ams_of(new_a) - now) // 2))
+    return half if half < new_a else None
 
 
 def _give_back(p: Period, want: int, new_a: float) -> float | None:
