@@ -20,7 +20,7 @@ from amtuner.sim.jobs import App, Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.sched_config import SchedulerConfigError
 from amtuner.sim.sched_config.capacity import CSConf, CSQueueConf, parse_capacity_config
-from amtuner.sim.view import QueueView, Res
+from amtuner.sim.view import QueueView, Res, UserView
 
 
 def round_up(value: int, step: int) -> int:
@@ -36,6 +36,12 @@ def am_limit_mb(guarantee_mb: int, current_limit_mb: int, percent: float, min_al
     """Queue AM limit: max(guarantee, current limit) × percent, normalised up."""
     usable = current_limit_mb if guarantee_mb <= current_limit_mb else guarantee_mb
     return multiply_and_normalize_up(usable, percent, min_alloc_mb)
+
+
+def _one_vcore(memory_mb: int) -> Res:
+    """A limit computed from memory alone, as the RM reports it: one vcore, none at 0 MB (the
+    default resource calculator's normalisation; seen in Hadoop 3.5.0's ``amLimit``)."""
+    return Res(memory_mb, 1 if memory_mb > 0 else 0)
 
 
 def user_am_limit_mb(
@@ -142,6 +148,7 @@ class CSQueue:
         "pending_vcores",
         "used_mb",
         "used_vcores",
+        "user_active",
         "user_am_used",
         "user_limit",
         "user_used",
@@ -178,6 +185,8 @@ class CSQueue:
         self.am_used_vcores = 0
         self.user_am_used: dict[str, int] = {}
         """AM memory by user; its keys are the users with active apps."""
+        self.user_active: dict[str, int] = {}
+        """Active apps by user (what the REST ``UserInfo`` counts; nothing schedules by it)."""
         self.user_used: dict[str, int] = {}
         self.user_limit = (-1, 0, 0)
         """(current capacity, active users, user limit) last computed: the limit changes only
@@ -290,6 +299,17 @@ class CapacityScheduler(Scheduler):
         leaf.user_limit = (current, users, limit)
         return limit
 
+    def user_am_limit_mb(self, leaf: CSQueue, queue_am_limit: int) -> int:
+        return user_am_limit_mb(
+            leaf.guarantee_mb,
+            leaf.conf.am_percent,
+            queue_am_limit,
+            self.cluster.min_alloc_mb,
+            user_limit_percent=leaf.conf.user_limit_percent,
+            user_limit_factor=leaf.conf.user_limit_factor,
+            active_users=len(leaf.user_am_used) or 1,
+        )
+
     def am_limit_mb(self, queue: CSQueue) -> int:
         return am_limit_mb(
             queue.guarantee_mb,
@@ -328,22 +348,13 @@ class CapacityScheduler(Scheduler):
         busy = leaf.active >= 1 and leaf.am_used_mb > 0
         if busy and leaf.am_used_mb + leaf.min_pending_am > limit:
             return  # not even the smallest pending AM fits: the common case, kept O(1)
-        ulimit = user_am_limit_mb(
-            leaf.guarantee_mb,
-            leaf.conf.am_percent,
-            limit,
-            self.cluster.min_alloc_mb,
-            user_limit_percent=leaf.conf.user_limit_percent,
-            user_limit_factor=leaf.conf.user_limit_factor,
-            active_users=len(leaf.user_am_used) or 1,
-        )
         chosen = activations(
             ((a.am_memory_mb, a.user) for a in leaf.pending),
             leaf.am_used_mb,
             limit,
             leaf.active,
             leaf.user_am_used,
-            ulimit,
+            self.user_am_limit_mb(leaf, limit),
             leaf.min_pending_am,
         )
         if not chosen:
@@ -355,6 +366,7 @@ class CapacityScheduler(Scheduler):
             leaf.am_used_vcores += app.am_vcores
             user = app.user
             leaf.user_am_used[user] = leaf.user_am_used.get(user, 0) + app.am_memory_mb
+            leaf.user_active[user] = leaf.user_active.get(user, 0) + 1
             heapq.heappush(leaf.heap, (app.index, app))
             app.in_heap = True
         if chosen[-1] == len(chosen) - 1:
@@ -406,6 +418,9 @@ class CapacityScheduler(Scheduler):
         leaf.user_am_used[user] -= app.am_memory_mb
         if leaf.user_am_used[user] == 0:
             del leaf.user_am_used[user]
+        leaf.user_active[user] -= 1
+        if not leaf.user_active[user]:
+            del leaf.user_active[user]
         self._activate(leaf)
 
     # allocation
@@ -509,6 +524,7 @@ class CapacityScheduler(Scheduler):
         for q in self.queues.values():
             c = q.conf
             am_limit = self.am_limit_mb(q) if q.is_leaf else 0
+            user_am_limit = self.user_am_limit_mb(q, am_limit) if q.is_leaf else 0
             views.append(
                 QueueView(
                     path=c.path,
@@ -516,7 +532,7 @@ class CapacityScheduler(Scheduler):
                     children=c.children,
                     used=Res(q.used_mb, q.used_vcores),
                     am_used=Res(q.am_used_mb, q.am_used_vcores),
-                    am_limit=Res(am_limit, 1 if am_limit > 0 else 0),
+                    am_limit=_one_vcore(am_limit),
                     num_pending_apps=len(q.pending),
                     num_active_apps=q.active,
                     max_apps=c.max_apps,
@@ -530,6 +546,29 @@ class CapacityScheduler(Scheduler):
                     max_am_percent=c.am_percent,
                     min_resources=Res(int(c.absolute_capacity * total), 0),
                     max_resources=Res(int(c.absolute_max_capacity * total), 0),
+                    users=self._user_views(q, user_am_limit) if q.is_leaf else (),
+                    user_am_limit=_one_vcore(user_am_limit),
+                    user_limit_percent=c.user_limit_percent,
+                    user_limit_factor=c.user_limit_factor,
                 )
             )
         return tuple(views)
+
+    def _user_views(self, leaf: CSQueue, user_am_limit: int) -> tuple[UserView, ...]:
+        """The leaf's users, as ``UsersManager`` lists them: each with apps in the queue."""
+        pending: dict[str, int] = {}
+        for app in leaf.pending:
+            pending[app.user] = pending.get(app.user, 0) + 1
+        limit = _one_vcore(self.user_limit_mb(leaf))
+        return tuple(
+            UserView(
+                name=user,
+                used=Res(leaf.user_used.get(user, 0), 0),
+                am_used=Res(leaf.user_am_used.get(user, 0), 0),
+                am_limit=_one_vcore(user_am_limit),
+                resource_limit=limit,
+                pending_apps=pending.get(user, 0),
+                active_apps=leaf.user_active.get(user, 0),
+            )
+            for user in sorted(pending.keys() | leaf.user_active.keys())
+        )

@@ -21,6 +21,22 @@ class Res:
 
 
 @dataclass(frozen=True, slots=True)
+class UserView:
+    """One user of a CS leaf (``UsersManager.User``, rendered as the REST ``UserInfo``): the
+    user limit and the user AM limit are where a user's apps stop, whatever the queue has."""
+
+    name: str
+    used: Res
+    am_used: Res
+    am_limit: Res
+    """The user AM limit (``getUserAMResourceLimitPerPartition``)."""
+    resource_limit: Res
+    """The user limit (``computeUserLimit``): what the user may hold, AMs and tasks together."""
+    pending_apps: int
+    active_apps: int
+
+
+@dataclass(frozen=True, slots=True)
 class QueueView:
     path: str
     """Full path, ``root`` for the root queue."""
@@ -55,6 +71,12 @@ class QueueView:
     reserved: Res = Res()
     """Held for containers reserved by its apps (and below), as `reservedResources` shows it."""
     reserved_containers: int = 0
+    users: tuple[UserView, ...] = ()
+    """CS leaves: the users with apps in the queue."""
+    user_am_limit: Res = Res()
+    """CS leaves: the AM limit of a user of the default weight (``userAMResourceLimit``)."""
+    user_limit_percent: float = 100.0
+    user_limit_factor: float = 1.0
 
 
 @dataclass(frozen=True, slots=True)

@@ -46,9 +46,6 @@ OMITTED = {
     "configuredMinResource", "creationMethod", "health", "isAbsoluteResource",
     "leafQueueTemplate", "maxParallelApps", "mode", "normalizedWeight", "queueAcls",
     "queueCapacityVectorInfo", "queueType", "weight",
-    # A CapacityScheduler leaf's per-user figures (``users.user``); the leaf's own
-    # userAMResourceLimit and userAmLimit are given.
-    "user",
 }  # fmt: skip
 """Fields of the real RM's answers the simulator does not give (docs/fidelity.md)."""
 
@@ -112,6 +109,26 @@ def test_pending_and_allocated_figures_are_the_real_rm_s(kind: SchedulerKind) ->
     real_leaf = _default_leaf(json.loads((DATA / str(kind) / "scheduler.json").read_bytes()))
     leaf = _default_leaf(rmapi.scheduler_info(sim.view()))
     assert _figures(leaf, kind) == _figures(real_leaf, kind)
+
+
+def test_a_capacity_scheduler_user_is_the_real_rm_s() -> None:
+    """``UserInfo``: the user's apps, AM use, user AM limit and user limit (memory; the
+    simulator counts a user's memory only, docs/fidelity.md)."""
+    real = _user(_default_leaf(json.loads((DATA / "capacity" / "scheduler.json").read_bytes())))
+    sim = _user(_default_leaf(rmapi.scheduler_info(_capture_shape(SchedulerKind.CAPACITY).view())))
+    assert sim == real
+
+
+def _user(leaf: dict[str, Any]) -> dict[str, Any]:
+    (user,) = leaf["users"]["user"]
+    (usage,) = user["resources"]["resourceUsagesByPartition"]
+    return {
+        "apps": (user["numPendingApplications"], user["numActiveApplications"]),
+        "used": (user["resourcesUsed"]["memory"], usage["used"]["memory"]),
+        "am": (user["AMResourceUsed"]["memory"], usage["amUsed"]["memory"]),
+        "limits": (user["userResourceLimit"]["memory"], usage["amLimit"]["memory"]),
+        "queue_user_am_limit": leaf["userAMResourceLimit"]["memory"],
+    }
 
 
 def _figures(leaf: dict[str, Any], kind: SchedulerKind) -> dict[str, Any]:

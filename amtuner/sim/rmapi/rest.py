@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from amtuner.sim.rmapi.face import FaceOptions
-from amtuner.sim.view import AppView, ClusterView, QueueView, Res
+from amtuner.sim.view import AppView, ClusterView, QueueView, Res, UserView
 
 
 def _res(r: Res) -> dict[str, int]:
@@ -126,6 +126,33 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
     }
 
 
+def _cs_user(u: UserView) -> dict[str, Any]:
+    """One user of a CS leaf (``UserInfo``)."""
+    return {
+        "username": u.name,
+        "resourcesUsed": _res(u.used),
+        "numPendingApplications": u.pending_apps,
+        "numActiveApplications": u.active_apps,
+        "AMResourceUsed": _res(u.am_used),
+        "userResourceLimit": _res(u.resource_limit),
+        "resources": {
+            "resourceUsagesByPartition": [
+                {
+                    "partitionName": "",
+                    "used": _res(u.used),
+                    "reserved": _res(Res()),
+                    "pending": _res(Res()),
+                    "amUsed": _res(u.am_used),
+                    "amLimit": _res(u.am_limit),
+                    "userAmLimit": _res(Res()),
+                }
+            ]
+        },
+        "userWeight": 1.0,
+        "isActive": u.active_apps > 0,
+    }
+
+
 def _by_path(view: ClusterView) -> dict[str, QueueView]:
     return {q.path: q for q in view.queues}
 
@@ -157,7 +184,7 @@ def _cs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView)
         "pending": _res(pending_res),
         "amUsed": _res(q.am_used),
         "amLimit": _res(q.am_limit),
-        "userAmLimit": _res(q.am_limit if q.is_leaf else Res()),
+        "userAmLimit": _res(q.user_am_limit),
     }
     out: dict[str, Any] = {}
     if q.is_leaf:
@@ -196,13 +223,13 @@ def _cs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView)
         "numContainers": q.allocated_containers,
         "maxApplications": q.max_apps,
         "maxApplicationsPerUser": q.max_apps,
-        "userLimit": 100.0,
-        "users": {},
-        "userLimitFactor": 1.0,
+        "userLimit": q.user_limit_percent,
+        "users": {"user": [_cs_user(u) for u in q.users]} if q.users else {},
+        "userLimitFactor": q.user_limit_factor,
         "configuredMaxAMResourceLimit": q.max_am_percent,
         "AMResourceLimit": _res(q.am_limit),
         "usedAMResource": _res(q.am_used),
-        "userAMResourceLimit": _res(q.am_limit),
+        "userAMResourceLimit": _res(q.user_am_limit),
         "preemptionDisabled": True,
         "intraQueuePreemptionDisabled": True,
         "defaultPriority": 0,
