@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from amtuner.executor.xmledit import CS_PREFIX, capacity_key
-from amtuner.model import Observation, SchedulerKind, WaitCause
+from amtuner.model import Observation, SchedulerKind, Wait, WaitCause
 from amtuner.safetext import shown
 
 
@@ -20,7 +20,8 @@ def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str) -> str:
         return f"{tag} of queue {queue}"
     if cause is WaitCause.QUEUE_AM_LIMIT:
         return capacity_key(queue)
-    suffix = "user-limit-factor" if cause is WaitCause.USER_AM_LIMIT else "max-parallel-apps"
+    user = cause in (WaitCause.USER_AM_LIMIT, WaitCause.USER_LIMIT)
+    suffix = "user-limit-factor" if user else "max-parallel-apps"
     return f"{CS_PREFIX}{queue}.{suffix}"
 
 
@@ -46,3 +47,21 @@ def describe(records: Sequence[Mapping[str, Any]]) -> str:
         f"(cure: {r.get('knob')})"
         for r in records
     )
+
+
+def incurable(obs: Observation, target: str) -> tuple[Wait, ...]:
+    """The target's waits when raising A cures none of them, else ``()`` (nothing waits, one
+    wait is A's, or one cannot be told).
+
+    A FairScheduler's ``cluster-full`` is an inference, not a report: one AM of the queue's
+    mean size against an ``amMaxResources`` the scheduler last computed when it tried an AM
+    (stale, or 0, until it tries again), so a larger waiting AM, or a fair share that moved,
+    may still be held by ``maxAMShare``."""
+    waits = obs.waits_for(target)
+    if not waits or any(w.cause.a_cures for w in waits):
+        return ()
+    if obs.scheduler is SchedulerKind.FAIR and any(
+        w.cause is WaitCause.CLUSTER_FULL for w in waits
+    ):
+        return ()
+    return waits

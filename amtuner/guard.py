@@ -4,7 +4,8 @@ The controller is the paper's algorithm and nothing else; what an operator adds 
 automatic change lives here, as pure functions of values: a largest step per cycle, a hold-off
 after a change (the RM needs time to reload and the cluster to react before the next
 observation means anything), a floor under A where a FairScheduler would admit no AM at all,
-and a pause switch.
+no raise while every waiting app is held by a limit A is not part of (`amtuner.cures`), and a
+pause switch.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import replace
 
+from amtuner import cures
 from amtuner.config import GuardSettings
 from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind, round_a
 
@@ -71,17 +73,13 @@ def apply(
         return decision, after
     changed_at = before.extra.get(CHANGED_AT)
     if changed_at is not None and held_off(changed_at, obs.time, settings.hold_off_seconds):
-        held = Decision(
-            old_a=decision.old_a,
-            new_a=decision.old_a,
-            rule=Rule.HOLD,
-            reason=f"hold-off: last change {obs.time - changed_at:.0f} s ago < "
-            f"{settings.hold_off_seconds:g} s ({decision.rule} wanted "
-            f"{decision.old_a:g} -> {decision.new_a:g})",
-            target=decision.target,
-        )
-        state = replace(before, prev_pending=after.prev_pending, prev_running=after.prev_running)
-        return held, state
+        why = f"hold-off: last change {obs.time - changed_at:.0f} s ago < "
+        return _held(decision, before, after, f"{why}{settings.hold_off_seconds:g} s")
+    waits = cures.incurable(obs, decision.target) if decision.new_a > decision.old_a else ()
+    if waits:
+        records = cures.wait_records(replace(obs, waits=waits), decision.target)
+        why = f"A cures none of the waits: {cures.describe(records)}"
+        return _held(decision, before, after, why)
     delta = decision.new_a - decision.old_a
     limit = settings.max_change_per_cycle
     if abs(delta) <= limit + 1e-12:
@@ -93,6 +91,20 @@ def apply(
         reason=f"{decision.reason}; clipped to guard.max_change_per_cycle {limit:g}",
     )
     return clipped, replace(after, a=new_a)
+
+
+def _held(
+    decision: Decision, before: ControllerState, after: ControllerState, why: str
+) -> tuple[Decision, ControllerState]:
+    """Keep A and n (the bisection did not move) but remember this period's P and R."""
+    held = Decision(
+        old_a=decision.old_a,
+        new_a=decision.old_a,
+        rule=Rule.HOLD,
+        reason=f"{why} ({decision.rule} wanted {decision.old_a:g} -> {decision.new_a:g})",
+        target=decision.target,
+    )
+    return held, replace(before, prev_pending=after.prev_pending, prev_running=after.prev_running)
 
 
 def mark_changed(state: ControllerState, when: float) -> ControllerState:

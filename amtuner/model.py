@@ -86,6 +86,10 @@ class QueueStats:
     user_am_room_mb: int | None = None
     """CS only: the least AM room (per-user ``amLimit`` less ``amUsed``, ``UsersManager``) among
     the users with apps waiting; None where the RM lists no such user."""
+    user_room_mb: int | None = None
+    """CS only: the least room under the user limit (``userResourceLimit`` less
+    ``resourcesUsed``) among the users with apps waiting; None where the RM lists no such
+    user."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,17 +152,21 @@ class Observation:
 class WaitCause(enum.StrEnum):
     """Why a queue's apps wait in ACCEPTED: the scheduler's limits in the order the
     CapacityScheduler documents them (max-parallel-apps, then the queue AM limit, then the user
-    AM limit), and the cluster being full when none of them binds."""
+    AM limit), a user already holding its user limit, and the cluster being full when none of
+    them binds."""
 
     MAX_APPS = "max-apps"
     QUEUE_AM_LIMIT = "queue-am-limit"
     USER_AM_LIMIT = "user-am-limit"
+    USER_LIMIT = "user-limit"
     CLUSTER_FULL = "cluster-full"
 
     @property
     def a_cures(self) -> bool:
         """Whether raising A lets these apps start: only the AM limits are made of A (the user
-        AM limit is the queue's times the user limit and user-limit-factor, YARN-2637)."""
+        AM limit is the queue's times the user limit and user-limit-factor, YARN-2637). A user
+        at its user limit gets no container, AM or task, whatever A (``canAssignToUser``): a
+        higher A would only give its AMs more of what its tasks use."""
         return self in (WaitCause.QUEUE_AM_LIMIT, WaitCause.USER_AM_LIMIT)
 
 

@@ -7,7 +7,16 @@ from pathlib import Path
 
 from amtuner import guard
 from amtuner.config import ControllerSettings, GuardSettings
-from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind
+from amtuner.model import (
+    ControllerState,
+    Decision,
+    Observation,
+    QueueStats,
+    Rule,
+    SchedulerKind,
+    Wait,
+    WaitCause,
+)
 
 OBS = Observation(
     time=1000.0, scheduler=SchedulerKind.FAIR, pending_apps=5, running_apps=3,
@@ -89,3 +98,49 @@ def test_the_floor_does_not_apply_to_the_capacity_scheduler_or_to_raises() -> No
     up = decision(0.03, 0.05)  # below the floor but rising: let it rise
     d, _ = guard.apply(up, ControllerState(a=0.03), ControllerState(a=0.05), OBS, GuardSettings())
     assert d.new_a == 0.05
+
+
+def waiting(kind: SchedulerKind, *waits: Wait, am_limit_mb: int = 4096) -> Observation:
+    leaf = QueueStats(
+        "root.a", pending_apps=5, running_apps=3, memory_used_mb=4096,
+        am_memory_limit_mb=am_limit_mb,
+    )  # fmt: skip
+    return replace(OBS, scheduler=kind, queues=(leaf,), waits=waits)
+
+
+def test_no_raise_while_every_waiting_app_is_held_by_a_limit_a_is_not_part_of() -> None:
+    held = waiting(
+        SchedulerKind.CAPACITY,
+        Wait("root.a", WaitCause.USER_LIMIT, 3), Wait("root.a", WaitCause.MAX_APPS, 2),
+    )  # fmt: skip
+    before = ControllerState(a=0.3, n=4, prev_pending=2)
+    after = ControllerState(a=0.4, n=5, prev_pending=5, prev_running=3)
+    d, state = guard.apply(decision(0.3, 0.4), before, after, held, GuardSettings())
+    assert d.rule is Rule.HOLD and d.new_a == 0.3
+    assert d.reason.startswith("A cures none of the waits: 3 user-limit in root.a (cure: ")
+    assert "max-parallel-apps" in d.reason and "wanted 0.3 -> 0.4" in d.reason
+    assert (state.a, state.n, state.prev_pending, state.prev_running) == (0.3, 4, 5, 3)
+    down, _ = guard.apply(decision(0.3, 0.2), before, after, held, GuardSettings())
+    assert down.new_a == 0.2  # lowering is never held: it gives tasks back what AMs hold
+
+
+def test_one_wait_a_cures_lets_the_raise_through() -> None:
+    mixed = waiting(
+        SchedulerKind.CAPACITY,
+        Wait("root.a", WaitCause.USER_LIMIT, 3), Wait("root.a", WaitCause.QUEUE_AM_LIMIT, 1),
+    )  # fmt: skip
+    after = ControllerState(a=0.4)
+    d, _ = guard.apply(decision(0.3, 0.4), ControllerState(a=0.3), after, mixed, GuardSettings())
+    assert d.new_a == 0.4
+
+
+def test_a_fair_scheduler_cluster_full_is_not_proof_enough_to_hold() -> None:
+    """Its ``cluster-full`` is inferred from a mean AM against a limit last computed when the
+    scheduler tried an AM: a raise goes through."""
+    full = waiting(SchedulerKind.FAIR, Wait("root.a", WaitCause.CLUSTER_FULL, 5))
+    after = ControllerState(a=0.6)
+    d, _ = guard.apply(decision(0.5, 0.6), ControllerState(a=0.5), after, full, GuardSettings())
+    assert d.new_a == 0.6
+    capacity = replace(full, scheduler=SchedulerKind.CAPACITY)
+    d, _ = guard.apply(decision(0.5, 0.6), ControllerState(a=0.5), after, capacity, GuardSettings())
+    assert d.new_a == 0.5

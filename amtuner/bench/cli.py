@@ -28,7 +28,10 @@ from amtuner.exitcodes import ExitCode
 from amtuner.model import SchedulerKind
 from amtuner.sim.spec import DEFAULT_HEARTBEATS, HADOOP_VERSIONS, HEARTBEATS, PERIOD_S
 
-GUARD_NOTE = "guard off: controllers move A as their policy says (the paper's loop as published)"
+GUARD_NOTE = (
+    "guard off: no clip or hold-off, controllers move A as their policy says (the paper's loop "
+    "as published), but not up while only limits A is not part of hold the waiting apps"
+)
 """Printed under every controller table. `amtuner run`'s default guard, at its default period
 (the benchmarks' 15 s), holds and clips none of these moves; a tighter one would."""
 

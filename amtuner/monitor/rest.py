@@ -380,32 +380,40 @@ def _cs_leaves(
     held = (
         None if total_apps is None else max(0, total_apps - leaf.pending_apps - leaf.running_apps)
     )
+    user_am_room, user_room = _waiting_users_room(queue, path)
     yield replace(
         leaf,
         max_apps=_opt_count(queue, "maxParallelApps", path),
         held_apps=held,
-        user_am_room_mb=_user_am_room(queue, path),
+        user_am_room_mb=user_am_room,
+        user_room_mb=user_room,
     )
 
 
-def _user_am_room(queue: Mapping[str, Any], where: str) -> int | None:
-    """The least AM room among a CS leaf's users with apps waiting: each ``UserInfo`` carries
-    its own ``amLimit`` and ``amUsed`` in the default partition (2.8+, ``UsersManager.User``)."""
+def _waiting_users_room(queue: Mapping[str, Any], where: str) -> tuple[int | None, int | None]:
+    """The least AM room and the least room under the user limit among a CS leaf's users with
+    apps waiting: each ``UserInfo`` carries its own ``amLimit`` and ``amUsed`` in the default
+    partition (2.8+, ``UsersManager.User``) and its ``userResourceLimit`` and
+    ``resourcesUsed``."""
     users = queue.get("users")
     listed = users.get("user") if isinstance(users, Mapping) else None
     if isinstance(listed, Mapping):  # one user of a wrapped list
         listed = [listed]
-    rooms = []
+    am_rooms, rooms = [], []
     for user in listed if isinstance(listed, list) else ():
         if not isinstance(user, Mapping) or not user.get("numPendingApplications"):
             continue
         name = f"{where} user {user.get('username')!r}"
         usage = _partition(user, "resources", "resourceUsagesByPartition")
-        limit = _resource(usage, "amLimit", name)
+        am_limit = _resource(usage, "amLimit", name)
         am_used = _resource(usage, "amUsed", name) or _resource(user, "AMResourceUsed", name)
-        if limit is not None and am_used is not None:
-            rooms.append(limit[0] - am_used[0])
-    return min(rooms) if rooms else None
+        if am_limit is not None and am_used is not None:
+            am_rooms.append(am_limit[0] - am_used[0])
+        limit = _resource(user, "userResourceLimit", name)
+        used = _resource(usage, "used", name) or _resource(user, "resourcesUsed", name)
+        if limit is not None and used is not None:
+            rooms.append(limit[0] - used[0])
+    return min(am_rooms, default=None), min(rooms, default=None)
 
 
 def _loaded_share(

@@ -17,9 +17,12 @@ What each scheduler reports decides what can be told apart:
   AM limit holds each of them (but when no app runs: the first AM is exempt). The queue limit is
   the one named when one more AM of the queue's mean size would pass it, the user limit when a
   waiting user's room (``UserInfo``'s own ``amLimit`` less ``amUsed``) is smaller than that AM,
-  else whichever has less room. Non-runnable apps are ``numApplications`` less pending and
-  active (3.4+). Activated apps whose AM is not allocated yet appear in no queue figure: they
-  are the cluster's ``appsPending`` less everything classified, cluster-full, global only.
+  else whichever has less room. But when a waiting user's room under its user limit
+  (``userResourceLimit`` less ``resourcesUsed``) cannot hold that AM, the user limit holds the
+  apps whatever the AM limits: ``canAssignToUser`` applies to AM containers too. Non-runnable
+  apps are ``numApplications`` less pending and active (3.4+). Activated apps whose AM is not
+  allocated yet appear in no queue figure: they are the cluster's ``appsPending`` less
+  everything classified, cluster-full, global only.
 * FS ``numPendingApps`` mixes runnable apps without an AM and non-runnable ones. At most
   ``maxApps`` are runnable, so at least running + pending - ``maxApps`` of them are held by it;
   the rest wait behind ``maxAMShare`` when one more AM would pass ``amMaxResources`` (a 0 there
@@ -85,6 +88,9 @@ def _cs_am_cause(q: QueueStats) -> WaitCause:
     if not q.running_apps:
         return WaitCause.CLUSTER_FULL  # the first AM is never held (activateApplications)
     am_mb = _mean_am_mb(q)
+    user_room = q.user_room_mb
+    if am_mb is not None and user_room is not None and user_room < am_mb:
+        return WaitCause.USER_LIMIT
     if _queue_am_full(q, am_mb):
         return WaitCause.QUEUE_AM_LIMIT
     room = q.user_am_room_mb

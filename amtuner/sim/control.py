@@ -67,7 +67,9 @@ def allocation_poll_phase(seed: int) -> float:
 
 
 UNGUARDED = GuardSettings(max_change_per_cycle=1.0, hold_off_seconds=0.0)
-"""The paper's loop has no guard rails; benchmarks of a policy run it as published."""
+"""The paper's loop has no guard rails; benchmarks of a policy run it as published. What the
+guard knows of YARN stays: no raise while only limits A is not part of hold the waiting apps,
+and a FairScheduler's floor of one AM."""
 
 
 class RefreshQueues:

@@ -156,8 +156,10 @@ def test_a_small_run_reports_every_figure(small: tuple[dict, str]) -> None:
         neighbours = {round(best - bz.FINE_STEP, 2), round(best + bz.FINE_STEP, 2)}
         assert {a for a in neighbours if 0 < a <= 1} <= fixed
         assert case["best_mean_jct_s"] == min(v for v in case["fixed_mean_jct_s"].values() if v)
+        # The default is one of the fixed values; a policy that moves A can beat them all.
+        assert case["rows"]["default"]["jct_vs_best"] >= 1.0
         for row in case["rows"].values():
-            assert row["jct_vs_best"] >= 1.0
+            assert row["jct_vs_best"] > 0
             assert len(row["mean_jct_s_per_seed"]) == 2
     for name in ("adaptive", "paper"):
         entry = summary["overall"][name]

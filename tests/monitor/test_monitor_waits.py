@@ -98,6 +98,24 @@ def test_cs_user_am_limit_binds_when_the_waiting_users_room_is_smaller() -> None
     )
 
 
+def test_cs_a_user_at_its_user_limit_is_held_by_it_whatever_the_am_limits() -> None:
+    """The waiting user already holds its whole 16 GB ``userResourceLimit`` (its tasks grew):
+    no AM of its fits, whatever A lets in, so A is not the cure."""
+    metrics, scheduler = documents(CS)
+    leaf = leaf_of(scheduler, CS)
+    [user] = leaf["users"]["user"]
+    user["resourcesUsed"]["memory"] = 16384
+    user["resources"]["resourceUsagesByPartition"][0]["used"]["memory"] = 16384
+    assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.USER_LIMIT, 2),)
+    assert not WaitCause.USER_LIMIT.a_cures
+    assert knob(WaitCause.USER_LIMIT, CS, "root.default") == (
+        "yarn.scheduler.capacity.root.default.user-limit-factor"
+    )
+    user["resourcesUsed"]["memory"] = 15360  # room for one more 1 GB AM: the AM limit again
+    user["resources"]["resourceUsagesByPartition"][0]["used"]["memory"] = 15360
+    assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 2),)
+
+
 def test_cs_activated_apps_waiting_for_their_am_container_are_the_cluster_full() -> None:
     """Both apps activated (the AM limit let them in) but no node has room for their AMs:
     they are in no queue's pending count, only in the cluster's ``appsPending``."""
