@@ -1,10 +1,11 @@
 """The audit trail: one JSON line per applied change of A.
 
-An operator who finds A different tomorrow must be able to tell who changed it, when, from what,
-to what, and which of the paper's rules fired on which numbers, without the daemon's log (which
-journald may have rotated away). Each line is appended, flushed and fsynced before the cycle is
-reported done, so a crash right after a change cannot lose its line. Lines are small single
-``write`` calls on an ``O_APPEND`` file, so the daemon and a hand-run `amtuner once` can share it.
+An operator who finds A different tomorrow must be able to tell who changed it (amtuner, or who
+approved its proposal), when, from what, to what, and which of the paper's rules fired on which
+numbers, without the daemon's log (which journald may have rotated away). Each line is appended,
+flushed and fsynced before the cycle is reported done, so a crash right after a change cannot
+lose its line. Lines are small single ``write`` calls on an ``O_APPEND`` file, so the daemon and
+a hand-run `amtuner once` (or `amtuner approve`) can share it.
 """
 
 from __future__ import annotations
@@ -43,10 +44,23 @@ def iso_time(t: float) -> str:
 def change_entries(
     report: CycleReport, before: Mapping[str, ControllerState], *, unit_mb: int
 ) -> list[dict[str, object]]:
-    """The audit records of one cycle: one per target whose A was written; none otherwise."""
+    """The audit records of one cycle: one per target whose A was written; none otherwise.
+    An approved proposal's are the proposal's own, made from the figures it was decided on,
+    with who approved it and when."""
     obs = report.observation
     if not report.applied or obs is None:
         return []
+    if report.approval is not None:
+        approved = {
+            "time": iso_time(report.started),
+            "approved_by": report.approval.by,
+            "proposal": report.approval.proposal,
+            "refresh": shown(report.refresh),
+            "change": report.change_id,
+        }
+        return [
+            {**line, "proposed_at": line.get("time"), **approved} for line in report.approval.audit
+        ]
     inputs: dict[str, object] = {
         "pending_apps": obs.pending_apps,
         "running_apps": obs.running_apps,

@@ -24,7 +24,7 @@ from amtuner.safetext import shown
 if TYPE_CHECKING:
     import requests
 
-    from amtuner.cycle import Cycle, CycleReport
+    from amtuner.cycle import Cycle, CycleReport, States
     from amtuner.kerberos import KerberosLogin
     from amtuner.rmchannel import RMChannel
 
@@ -47,6 +47,13 @@ def decision_names_help() -> str:
 
 def target_name(target: str) -> str:
     return target or "global"
+
+
+def mode_suffix(dry_run: bool, paused: bool, mode: str) -> str:
+    """How the daemon's status line and `amtuner status` say a cycle wrote nothing by design."""
+    if dry_run or paused:
+        return " (dry-run)" if dry_run else " (paused)"
+    return "" if mode == "auto" else f" ({mode})"
 
 
 def describe_observation(obs: Observation) -> str:
@@ -177,7 +184,23 @@ def _once(cfg: Config, cycle: Cycle) -> int:
         except StateError as exc:
             print(f"amtuner: {exc}", file=sys.stderr)
             return code or ExitCode.RECORD
+        return code or _publish(cfg, report, states)
     return code
+
+
+def _publish(cfg: Config, report: CycleReport, before: States) -> ExitCode:
+    """In ``mode`` recommend or approve, the cycle's proposal replaces the standing one."""
+    from amtuner import proposals
+
+    try:
+        standing = proposals.publish(cfg, report, before)
+    except proposals.ProposalError as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.RECORD
+    if standing is not None and report.proposed is not None:
+        how = f": amtuner approve --id {standing.id}" if cfg.mode == "approve" else ""
+        print(f"proposal  {proposals.describe(standing)}{how}")
+    return ExitCode.OK
 
 
 def cmd_check(args: argparse.Namespace) -> int:

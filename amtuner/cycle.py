@@ -1,11 +1,15 @@
 """One control cycle: observe the RM, decide per target, apply (or, in dry-run, show) the change.
 
 `amtuner once`, the daemon and the in-process simulator all run this same cycle; only the
-collaborators they hand in differ.
+collaborators they hand in differ. In ``mode`` recommend or approve the change decided is
+handed back as a `Proposed` instead of written; `amtuner approve` runs the cycle again with
+the proposal as an `Approval`, which takes the decision's place and is written by the same
+path (write-ahead record, atomic write, refresh, read-back).
 """
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -93,10 +97,56 @@ class CycleReport:
     and made the RM load: its audit lines are owed."""
     owed: PendingChange | None = None
     """A change whose refresh is still owed: the state file must keep it for the next cycle."""
+    mode: str = "auto"
+    """The config's ``mode``."""
+    proposed: Proposed | None = None
+    """In ``mode`` recommend or approve: the change decided and not written."""
+    approval: Approval | None = None
+    """The approved proposal this cycle wrote instead of deciding (`amtuner approve`)."""
 
     @property
     def ok(self) -> bool:
         return self.error is None
+
+
+def fingerprint(data: bytes) -> str:
+    """What a proposal names the configuration it was made from by: any change to the file
+    (or to the scheduler-conf store's answer) since, an admin's or a config manager's, voids
+    it."""
+    return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class Proposed:
+    """A change a cycle in ``mode`` recommend or approve decided and did not write."""
+
+    edit: Edit
+    states: Mapping[str, ControllerState]
+    """The controller's states of the edit's targets once it is written: the live cycle's."""
+
+    @property
+    def fingerprint(self) -> str:
+        return fingerprint(self.edit.old_data)
+
+
+@dataclass(frozen=True, slots=True)
+class Approval:
+    """A proposal an operator approved: `Cycle.run` writes it in place of a decision, only to
+    the configuration it was made from."""
+
+    proposal: str
+    """The proposal's id."""
+    by: str
+    """Who approved it, for the audit line."""
+    where: str
+    fingerprint: str
+    values: Mapping[str, float]
+    """target -> the value to write."""
+    decisions: tuple[Decision, ...]
+    states: Mapping[str, ControllerState]
+    """As `Proposed.states`."""
+    audit: tuple[Mapping[str, object], ...]
+    """The change's audit lines as the cycle that proposed it made them: its inputs."""
 
 
 States = dict[str, ControllerState]
@@ -148,11 +198,15 @@ class Cycle:
     (`amtuner.readback`); off in a simulation, whose monitor serves one instant per cycle."""
 
     def run(
-        self, states: Mapping[str, ControllerState], pending: PendingChange | None = None
+        self,
+        states: Mapping[str, ControllerState],
+        pending: PendingChange | None = None,
+        approval: Approval | None = None,
     ) -> tuple[CycleReport, States]:
         """One cycle from ``states``; ``pending`` is the write-ahead record the state file
-        holds, whose refresh this cycle owes before it decides anything."""
-        return self._run(dict(states), self.clock(), pending)
+        holds, whose refresh this cycle owes before it decides anything; with ``approval``,
+        the approved proposal is written instead of what the policy decides."""
+        return self._run(dict(states), self.clock(), pending, approval)
 
     def _pause(self) -> str | None:
         """Why nothing may be written now: the caller's pause, then the pause file."""
@@ -162,7 +216,11 @@ class Cycle:
         return reason
 
     def _run(
-        self, states: States, started: float, pending: PendingChange | None
+        self,
+        states: States,
+        started: float,
+        pending: PendingChange | None,
+        approval: Approval | None,
     ) -> tuple[CycleReport, States]:
         cfg = self.config
         pause = self._pause()
@@ -171,6 +229,7 @@ class Cycle:
         diff = refresh = change_id = ""
         owed, settled, change = pending, None, None
         hypothetical = cfg.dry_run or pause is not None
+        proposing = cfg.mode != "auto" and not cfg.dry_run and approval is None
 
         def report(message: str, error: str | None = None, applied: bool = False) -> CycleReport:
             # Built once, at the end, from what the cycle got to: it runs every period (every
@@ -181,7 +240,7 @@ class Cycle:
                 started=started, duration_s=self.clock() - started, observation=obs,
                 decisions=decisions, applied=applied, dry_run=cfg.dry_run,
                 paused=pause is not None, diff=diff, refresh=refresh, error=error, message=message,
-                change_id=change_id, settled=settled, owed=owed,
+                change_id=change_id, settled=settled, owed=owed, mode=cfg.mode, approval=approval,
             )  # fmt: skip
 
         try:
@@ -192,14 +251,25 @@ class Cycle:
                 owed = None
             if not sched_file.schedules_vcores:
                 obs = replace(obs, vcores_scheduled=False)
-            decisions, new_states, values = self._decide(obs, sched_file, states, hypothetical)
+            decisions, new_states, values = (
+                self._decide(obs, sched_file, states, hypothetical)
+                if approval is None
+                else _approved(approval, sched_file, states)
+            )
+            # Proposing, the controller moves on only when a change is written (approved).
+            kept = states if proposing else new_states
             if not values:
-                return report("no change"), new_states
+                return report("no change"), kept
             edit = sched_file.edit(values)
             if not edit.changed:
-                return report("no change: the file already holds it"), new_states
+                return report("no change: the file already holds it"), kept
             diff, refresh = edit.diff, self.refresher.describe()
             late = pause or self._pause()
+            if approval is not None and late is not None:
+                raise _Failed("paused", f"paused ({late}); the proposal is kept, nothing written")
+            if proposing:
+                proposed = Proposed(edit, {t: new_states[t] for t in edit.targets})
+                return _would_apply(report(""), edit, store, late, proposed), kept
             if cfg.dry_run or late is not None:
                 return _would_apply(report(""), edit, store, late), new_states
             change_id = secrets.token_hex(16)
@@ -216,7 +286,8 @@ class Cycle:
             if owed is change and not isinstance(exc, Disagree):
                 owed = None  # the previous configuration is back in the file and in the RM
             return report(str(exc), error=exc.label), states
-        written = ("" if store else f"wrote {edit.path} and ") + f"refreshed with {refresh}"
+        by = "" if approval is None else f"approved by {approval.by}: "
+        written = by + ("" if store else f"wrote {edit.path} and ") + f"refreshed with {refresh}"
         return report(written, applied=True), _mark_written(new_states, edit, values, obs.time)
 
     def _settle(
@@ -381,13 +452,37 @@ def _settled_text(change: PendingChange) -> str:
 
 
 def _would_apply(
-    report: CycleReport, edit: Edit, store: RestRefresher | None, pause: str | None
+    report: CycleReport,
+    edit: Edit,
+    store: RestRefresher | None,
+    pause: str | None,
+    proposed: Proposed | None = None,
 ) -> CycleReport:
-    """The dry-run or paused outcome: what would be written and refreshed."""
-    why = "dry-run" if report.dry_run else f"paused ({pause})"
+    """The dry-run, paused or proposed outcome: what would be written and refreshed."""
+    why = "dry-run" if report.dry_run else f"paused ({pause})" if pause else "proposed"
     action = "" if store else f"write {edit.path} and "
     message = f"{why}: would {action}refresh with {report.refresh}"
-    return replace(report, paused=pause is not None, message=message)
+    if proposed is not None:
+        message += (
+            "; `amtuner approve` writes it" if report.mode == "approve" else " (mode recommend)"
+        )
+    return replace(report, paused=pause is not None, message=message, proposed=proposed)
+
+
+def _approved(
+    approval: Approval, sched_file: SchedulerFile, states: States
+) -> tuple[tuple[Decision, ...], States, dict[str, float]]:
+    """What `Cycle._decide` gives, from an approved proposal: only if the configuration is
+    the one it was made from, byte for byte."""
+    where = str(sched_file.path)
+    if where != approval.where or fingerprint(sched_file.data) != approval.fingerprint:
+        raise _Failed(
+            "proposal-stale",
+            f"{where} changed since proposal {approval.proposal} was made from it (by an admin, "
+            "a config manager or another change): refused, nothing written; the next cycle "
+            "proposes from what it holds now",
+        )
+    return approval.decisions, {**states, **approval.states}, dict(approval.values)
 
 
 def _mark_written(states: States, edit: Edit, values: Mapping[str, float], when: float) -> States:

@@ -46,8 +46,8 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from prometheus_client import REGISTRY, CollectorRegistry, disable_created_metrics
 
-from amtuner import audit, guard, lock, sdnotify
-from amtuner.commands import build_cycle, startup_errors, target_name
+from amtuner import audit, guard, lock, proposals, sdnotify
+from amtuner.commands import build_cycle, mode_suffix, startup_errors, target_name
 from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.exitcodes import ExitCode
@@ -127,6 +127,7 @@ class Daemon:
         self.metrics = Metrics(registry)
         self.metrics.observe_states(self._states)
         self.metrics.dry_run.set(cfg.dry_run)
+        self.metrics.mode.state(cfg.mode)
         self.metrics.paused.set(guard.paused(cfg.guard))
         self.last_end = time.monotonic()
         """Monotonic time the last cycle ended (any result): what the watchdog certifies."""
@@ -222,7 +223,22 @@ class Daemon:
             log.error("%s; a restart would begin the search again", exc)
         else:
             self._on_disk = self._persisted
+        self._publish(cfg, report, before)
         sdnotify.notify(f"STATUS={status_line(report)}")
+
+    def _publish(self, cfg: Config, report: CycleReport, before: States) -> None:
+        """In ``mode`` recommend or approve: the cycle's proposal replaces the standing one
+        (`amtuner.proposals`), and the metrics show what stands."""
+        if cfg.mode == "auto":
+            return
+        try:
+            standing = proposals.publish(cfg, report, before)
+        except proposals.ProposalError as exc:
+            log.error("%s", exc)
+            return
+        if standing is not None and report.proposed is not None:
+            log.info("proposal %s", proposals.describe(standing))
+        self.metrics.observe_proposal(standing)
 
     def _skip_locked(self, exc: lock.LockUnavailable | lock.LockFileError) -> None:
         """Another process's cycle holds the lock, or the lock file cannot be opened: this
@@ -268,6 +284,9 @@ class Daemon:
             log.warning("state_file changed: the controller state moves to %s", new.state_file)
         check_timeouts(new)
         self.metrics.dry_run.set(new.dry_run)
+        self.metrics.mode.state(new.mode)
+        if new.mode == "auto":
+            self.metrics.observe_proposal(None)
         log.info("reloaded %s (period %g s)", self.config_path, new.controller.period_seconds)
         return True
 
@@ -369,7 +388,7 @@ def status_line(report: CycleReport) -> str:
         else f"{target_name(d.target)} {d.new_a:g} [{d.rule}]"
         for d in report.decisions
     ]
-    mode = " (dry-run)" if report.dry_run else " (paused)" if report.paused else ""
+    mode = mode_suffix(report.dry_run, report.paused, report.mode)
     return "last cycle: " + ", ".join(parts) + mode
 
 
@@ -451,7 +470,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         "amtuner run: %s, period %g s, %s",
         args.config,
         cfg.controller.period_seconds,
-        "dry-run" if cfg.dry_run else "live",
+        "dry-run" if cfg.dry_run else "live" if cfg.mode == "auto" else f"mode {cfg.mode}",
     )
     try:
         return daemon.serve()

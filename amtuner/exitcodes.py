@@ -26,10 +26,14 @@ class ExitCode(enum.IntEnum):
     REFRESH = 5
     """The file was written but the RM did not confirm the reload; the old file was restored."""
     RECORD = 6
-    """A change was applied but its audit line or the state file could not be written."""
+    """A change was applied but its audit line or the state file could not be written (or, in
+    ``mode`` recommend or approve, the proposal file)."""
     LOCKED = 7
     """Another amtuner process was running a cycle on the same state file (`amtuner.lock`);
     nothing changed, and trying again later is safe."""
+    REFUSED = 8
+    """`amtuner approve` refused the proposal: none stands, another than ``--id``, expired,
+    made from a scheduler configuration changed since, or a pause; nothing written."""
     INTERRUPTED = 130
     """Ctrl-C (SIGINT) outside `run`: the shells' 128 + the signal's number."""
     BROKEN_PIPE = 141
@@ -53,6 +57,8 @@ _BY_ERROR: Mapping[str, ExitCode] = MappingProxyType(
         "concurrent-edit": ExitCode.FILE,
         "write-failed": ExitCode.FILE,
         "locked": ExitCode.LOCKED,
+        "proposal-stale": ExitCode.REFUSED,
+        "paused": ExitCode.REFUSED,
     }
 )
 """Cycle error labels (`CycleReport.error`, the executor errors' ``label``, the monitor's

@@ -9,15 +9,20 @@ and only low-cardinality labels (target queue, rule, direction, reason).
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TYPE_CHECKING, get_args
 
 from prometheus_client import CollectorRegistry, Counter, Enum, Gauge, Histogram, Info
 from prometheus_client.exposition import start_http_server
 
 from amtuner import __version__, lock
 from amtuner.audit import task_memory_ratio
+from amtuner.config import Mode
 from amtuner.controller.adaptive import Case
 from amtuner.cycle import CycleReport
 from amtuner.model import ControllerState, Observation, Rule, WaitCause
+
+if TYPE_CHECKING:
+    from amtuner.proposals import Proposal
 
 RESULTS = ("applied", "ok", "error", "crashed")
 """`amtuner_cycles_total{result}`: a change written; no change (or dry-run/paused); an RM, file
@@ -50,7 +55,8 @@ class Metrics:
         self.am_share = Gauge(
             "amtuner_am_share_ratio",
             "AM share A per target as the controller holds it after the last cycle "
-            "(the value in the file; in dry-run or paused, the value it would have written)",
+            "(the value in the file; in dry-run or paused, the value it would have written; "
+            "in mode recommend or approve, the value last written)",
             ["target"],
             registry=registry,
         )
@@ -139,6 +145,19 @@ class Metrics:
         self.paused = Gauge(
             "amtuner_paused", "1 while paused (pause file or SIGUSR1)", registry=registry
         )
+        self.mode = Enum(
+            "amtuner_mode",
+            "Who writes a change: amtuner (auto), nobody (recommend), an operator (approve)",
+            states=list(get_args(Mode)),
+            registry=registry,
+        )
+        self.proposed = Gauge(
+            "amtuner_proposed_am_share_ratio",
+            "A per target in the standing proposal (mode recommend or approve); no series "
+            "while none stands",
+            ["target"],
+            registry=registry,
+        )
         self.build = Info("amtuner_build", "amtuner version", registry=registry)
         self.build.info({"version": __version__})
         for result in RESULTS:
@@ -201,6 +220,12 @@ class Metrics:
                 counts[w.cause] += w.apps
             for cause, apps in counts.items():
                 self._set(self.waiting, apps, target_label(target), str(cause))
+
+    def observe_proposal(self, proposal: Proposal | None) -> None:
+        """The standing proposal's values; a withdrawn one's series go."""
+        self.proposed.clear()
+        for target, (_, new) in (proposal.targets if proposal else {}).items():
+            self.proposed.labels(target_label(target)).set(new)
 
     def observe_crash(self, duration_s: float) -> None:
         """A cycle that raised: a bug, but the daemon goes on."""

@@ -87,7 +87,7 @@ def _count(value: object, what: str) -> int:
     return int(number)
 
 
-def _state(target: str, s: Mapping[str, Any]) -> ControllerState:
+def parse_state(target: str, s: Mapping[str, Any]) -> ControllerState:
     """One target's state, refusing values the controller would act on wrongly (an A of NaN
     compares false with everything, a negative count moves the bisection the wrong way)."""
     where = f"target {target!r}:"
@@ -111,7 +111,7 @@ def load_states(path: Path) -> States:
     if doc is None:
         return {}
     try:
-        return {target: _state(target, s) for target, s in doc["targets"].items()}
+        return {target: parse_state(target, s) for target, s in doc["targets"].items()}
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StateError(
             f"state file {path} is not valid ({exc}); move it aside to restart the search"
@@ -205,22 +205,24 @@ def save_states(
     still owed, if any: saving without one is what settles a change."""
     doc: dict[str, Any] = {
         "version": FORMAT_VERSION,
-        "targets": {
-            target: {
-                "a": s.a,
-                "n": s.n,
-                "prev_pending": s.prev_pending,
-                "prev_running": s.prev_running,
-                "extra": dict(s.extra),
-            }
-            for target, s in sorted(states.items())
-        },
+        "targets": {target: state_doc(s) for target, s in sorted(states.items())},
     }
     if last_cycle is not None:
         doc["last_cycle"] = dict(last_cycle)
     if pending is not None:
         doc["pending"] = _pending_doc(pending)
     _write(path, doc)
+
+
+def state_doc(s: ControllerState) -> dict[str, Any]:
+    """One target's state as the file holds it (`parse_state` reads it back)."""
+    return {
+        "a": s.a,
+        "n": s.n,
+        "prev_pending": s.prev_pending,
+        "prev_running": s.prev_running,
+        "extra": dict(s.extra),
+    }
 
 
 def _write(path: Path, doc: Mapping[str, Any]) -> None:
@@ -244,6 +246,7 @@ def summarize(report: CycleReport, states: States) -> dict[str, Any]:
         "message": shown(report.message),
         "dry_run": report.dry_run,
         "paused": report.paused,
+        "mode": report.mode,
         "observation": None
         if obs is None
         else {

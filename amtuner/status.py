@@ -1,7 +1,8 @@
 """`amtuner status`: what the daemon last did and why, without reading its log.
 
 It reads only files: the state file (the controller state per target and the daemon's summary of
-its last cycle) and the audit log (the applied changes). So it works whether or not the daemon is
+its last cycle), the proposal file (`amtuner.proposals`) and the audit log (the applied
+changes). So it works whether or not the daemon is
 running, from any shell that can read /var/lib/amtuner, and never touches the RM.
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
@@ -18,13 +20,16 @@ from amtuner.commands import (
     add_config_option,
     decision_names,
     decision_names_help,
+    mode_suffix,
     target_name,
 )
 from amtuner.config import ConfigError, load_config
 from amtuner.exitcodes import ExitCode
+from amtuner.safetext import shown
 
 if TYPE_CHECKING:
     from amtuner.cycle import States
+    from amtuner.proposals import Proposal
 
 
 def print_status(
@@ -32,11 +37,14 @@ def print_status(
     last: Mapping[str, Any] | None,
     changes: list[dict[str, Any]],
     out: TextIO,
+    proposal: Proposal | None = None,
 ) -> None:
     if last is None:
         print("last cycle  (no summary: the state file was written by `amtuner once`)", file=out)
     else:
-        mode = " (dry-run)" if last.get("dry_run") else " (paused)" if last.get("paused") else ""
+        mode = mode_suffix(
+            bool(last.get("dry_run")), bool(last.get("paused")), str(last.get("mode", "auto"))
+        )
         outcome = f"{last.get('result')}{mode}"
         if last.get("error"):
             outcome += f" {last['error']}"
@@ -66,6 +74,8 @@ def print_status(
     for target, s in sorted(states.items()):
         hist = f"P(t-1)={s.prev_pending} R(t-1)={s.prev_running}"
         print(f"state       {target_name(target)}: A={s.a:g} n={s.n} {hist}", file=out)
+    if proposal is not None:
+        _print_proposal(proposal, out)
     if changes:
         print(f"changes     last {len(changes)} from the audit log:", file=out)
     for c in changes:
@@ -74,9 +84,26 @@ def print_status(
             f"[{_label(c)}] {c.get('reason')}",
             file=out,
         )
-    shown = [*(last or {}).get("decisions", []), *changes]
-    for name, meaning in _meanings(shown):
+    named = [*(last or {}).get("decisions", []), *(proposal.changes if proposal else ()), *changes]
+    for name, meaning in _meanings(named):
         print(f"meaning     {name}: {meaning}", file=out)
+
+
+def _print_proposal(proposal: Proposal, out: TextIO) -> None:
+    from amtuner.proposals import describe
+
+    expired = " EXPIRED" if proposal.expired(time.time()) else ""
+    print(f"proposal    {describe(proposal)}{expired}", file=out)
+    for c in proposal.changes:
+        print(
+            f"  {c.get('target')}: {c.get('old')} -> {c.get('new')} [{_label(c)}] "
+            f"{c.get('reason')}",
+            file=out,
+        )
+    for line in proposal.diff.rstrip("\n").splitlines():
+        print(f"  {shown(line)}", file=out)
+    if proposal.mode == "approve" and not expired:
+        print(f"  to write it: amtuner approve --id {proposal.id}", file=out)
 
 
 def _meanings(decisions: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
@@ -88,6 +115,7 @@ def _meanings(decisions: list[Mapping[str, Any]]) -> list[tuple[str, str]]:
 
 def cmd_status(args: argparse.Namespace) -> int:
     from amtuner import audit
+    from amtuner.proposals import ProposalError, load, path_for
     from amtuner.state import StateError, load_last_cycle, load_states
 
     try:
@@ -97,6 +125,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     except (ConfigError, StateError) as exc:
         print(f"amtuner status: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
+    try:
+        proposal = load(path_for(cfg.state_file))
+    except ProposalError as exc:
+        print(f"amtuner status: {exc}; no proposal shown", file=sys.stderr)
+        proposal = None
     if not states and last is None:
         print(
             f"amtuner status: no state yet in {cfg.state_file}: no cycle has completed with this "
@@ -110,11 +143,12 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(f"amtuner status: {exc}; no changes shown", file=sys.stderr)
         changes = []
     if args.json:
-        json.dump(status_document(cfg.state_file, states, last, changes), sys.stdout, indent=2)
+        doc = status_document(cfg.state_file, states, last, changes, proposal)
+        json.dump(doc, sys.stdout, indent=2)
         print()
         return ExitCode.OK
     print(f"state file  {cfg.state_file}")
-    print_status(states, last, changes, sys.stdout)
+    print_status(states, last, changes, sys.stdout, proposal)
     return ExitCode.OK
 
 
@@ -123,10 +157,16 @@ def status_document(
     states: States,
     last: Mapping[str, Any] | None,
     changes: list[dict[str, Any]],
+    proposal: Proposal | None = None,
 ) -> dict[str, Any]:
     """`status --json`: what the text shows, for a script or a monitoring probe; the keys are
-    the state file's and the audit log's own, targets by their names in the config ("" is the
-    scheduler-wide value)."""
+    the state file's, the audit log's and the proposal file's own, targets by their names in
+    the config ("" is the scheduler-wide value)."""
+    from amtuner.proposals import to_doc
+
+    standing = None
+    if proposal is not None:
+        standing = {**to_doc(proposal), "expired": proposal.expired(time.time())}
     return {
         "state_file": str(state_file),
         "last_cycle": None if last is None else dict(last),
@@ -140,6 +180,7 @@ def status_document(
             for target, s in sorted(states.items())
         },
         "changes": changes,
+        "proposal": standing,
     }
 
 

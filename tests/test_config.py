@@ -203,6 +203,8 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("controller: {period_seconds: 1.0e+308}", "controller.period_seconds", "at most 86400"),
         ("rm: {connect_timeout_seconds: 1.0e+12}", "rm.connect_timeout_seconds", "at most 86400"),
         ("guard: {hold_off_seconds: 90000}", "guard.hold_off_seconds", "at most 86400"),
+        ("mode: manual", "mode", "'auto', 'recommend', 'approve'"),
+        ("proposal_ttl_seconds: 0", "proposal_ttl_seconds", "greater than 0"),
     ],
 )
 def test_invalid_values_name_the_key_and_the_reason(

@@ -67,6 +67,7 @@ from amtuner.config.settings import (
     ControllerSettings,
     GuardSettings,
     MetricsSettings,
+    Mode,
     PolicyName,
     Problem,
     RefreshMethod,
@@ -169,6 +170,8 @@ _SECTIONS: Final[dict[str, Check]] = {
 _TOP_LEVEL: Final[dict[str, Check]] = {
     **_SECTIONS,
     "dry_run": _boolean,
+    "mode": _choice(get_args(Mode)),
+    "proposal_ttl_seconds": _optional(_number(0, MAX_SECONDS, low_open=True)),
     "backup_dir": _file_path,
     "keep_backups": _integer(0, MAX_BACKUPS),
     "state_file": _file_path,

@@ -13,6 +13,9 @@ SchedulerKindSetting = Literal["auto", "capacity", "fair"]
 RefreshMethod = Literal["command", "rest", "none"]
 PolicyName = Literal["paper", "adaptive"]
 """Must list exactly the names `amtuner.controller.get_policy` knows (a test ties the two)."""
+Mode = Literal["auto", "recommend", "approve"]
+"""Who writes a change the loop decides: amtuner itself, nobody (it is published as a
+proposal), or an operator approving the proposal (`amtuner approve`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +204,11 @@ class MetricsSettings:
     """0 lets the OS pick a free port (tests)."""
 
 
+PROPOSAL_PERIODS = 4
+"""A proposal's default life in control periods: a daemon that misses a few cycles (an RM
+restart) does not void it, one stopped for longer does."""
+
+
 @dataclass(frozen=True, slots=True)
 class Config:
     rm: RMSettings = field(default_factory=RMSettings)
@@ -210,6 +218,14 @@ class Config:
     guard: GuardSettings = field(default_factory=GuardSettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     dry_run: bool = False
+    mode: Mode = "auto"
+    """``recommend`` and ``approve`` publish each change as a proposal instead of writing it
+    (`amtuner.proposals`), as Kubernetes' VPA recommends with ``updateMode: Off`` and Strimzi's
+    rebalance waits for an ``approve`` annotation: how an operator lets a loop earn trust."""
+    proposal_ttl_seconds: float | None = None
+    """A proposal older than this is refused by `amtuner approve`: the figures it was decided
+    from no longer describe the cluster. None: `PROPOSAL_PERIODS` control periods; a running
+    daemon makes each proposal again every period while it still stands."""
     backup_dir: Path = Path("/var/lib/amtuner/backups")
     keep_backups: int = 10
     """Backups older than the newest K are deleted; 0 keeps none."""
@@ -218,6 +234,12 @@ class Config:
     """One line per applied change; None = the log only."""
     source: Path | None = None
     """The file this was loaded from (for messages); not a key."""
+
+    @property
+    def proposal_ttl_s(self) -> float:
+        if self.proposal_ttl_seconds is not None:
+            return self.proposal_ttl_seconds
+        return PROPOSAL_PERIODS * self.controller.period_seconds
 
     def with_dry_run(self, dry_run: bool) -> Config:
         """The CLI's ``--dry-run`` overrides the file without re-validating it."""

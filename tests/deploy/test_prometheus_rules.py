@@ -51,6 +51,8 @@ METRICS: dict[str, frozenset[str]] = {
         "amtuner_last_success_timestamp_seconds": set(),
         "amtuner_dry_run": set(),
         "amtuner_paused": set(),
+        "amtuner_mode": {"amtuner_mode"},  # an Enum
+        "amtuner_proposed_am_share_ratio": {"target"},
         "amtuner_build_info": {"version"},
     }.items()
 }
