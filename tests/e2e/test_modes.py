@@ -235,3 +235,38 @@ def test_an_expired_another_or_a_locked_approval_writes_nothing(tmp_path: Path) 
     assert sched.read_bytes() == seeded
     assert audit_lines(tmp_path) == []
     assert not (tmp_path / "backups").exists()
+
+
+def test_an_approval_after_the_stores_value_changed_is_refused(tmp_path: Path) -> None:
+    """A CapacityScheduler with a mutable configuration store and no file: another admin's
+    PUT after the proposal was made voids it; the store keeps their value."""
+    import requests
+
+    from amtuner.executor.refresh import sched_conf_xml
+    from tests.e2e.test_rest_store import store_value
+
+    argv = ["--scheduler", "capacity", "--workload", "paper:mixed", "--port", "0",
+            "--speed", "20", "--mutable-conf"]  # fmt: skip
+    with running_sim(argv) as (url, _):
+        config = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]}, scheduler={"kind": "capacity"},
+            refresh={"method": "rest"}, audit_log=str(tmp_path / "audit.jsonl"), mode="approve",
+        )  # fmt: skip
+        made = propose(config)
+        theirs = requests.put(
+            f"{url}/ws/v1/cluster/scheduler-conf", data=sched_conf_xml({"": (None, 0.2)}),
+            headers={"Content-Type": "application/xml"}, timeout=10,
+        )  # fmt: skip
+        assert theirs.ok, theirs.text
+        refused = amtuner("approve", "--config", str(config), "--id", made)
+        assert refused.returncode == 8, refused.stdout + refused.stderr
+        assert "/ws/v1/cluster/scheduler-conf changed since proposal" in refused.stdout
+        assert store_value(url) == 0.2
+        assert audit_lines(tmp_path) == []
+
+        again = propose(config)
+        approved = amtuner("approve", "--config", str(config), "--id", again, "--by", "bob")
+        assert approved.returncode == 0, approved.stdout + approved.stderr
+        (line,) = audit_lines(tmp_path)
+        assert (line["approved_by"], line["old"]) == ("bob", 0.2)
+        assert store_value(url) == line["new"]
