@@ -178,14 +178,21 @@ def propose(config: Path) -> str:
 
 
 def test_an_approval_after_an_edit_on_disk_is_refused_and_the_edit_kept(tmp_path: Path) -> None:
-    """An admin sets the value by hand after the proposal was made: approving it is refused
-    (exit 8) and the file keeps the admin's bytes; the next proposal, made from the edited
-    file, is written when approved, and the RM runs it (the read-back passed)."""
+    """While the pause file exists an approval is refused. An admin sets the value by hand
+    after the proposal was made: approving it is refused (exit 8) and the file keeps the
+    admin's bytes; the next proposal, made from the edited file, is written when approved, and
+    the RM runs it (the read-back passed)."""
     argv, sched, seeded = sim(tmp_path, "capacity")
+    pause = tmp_path / "pause"
     with running_sim(argv) as (url, _):
-        config = capacity_setup(tmp_path, url, sched)
+        config = capacity_setup(tmp_path, url, sched, guard={"pause_file": str(pause)})
         first = propose(config)
         assert sched.read_bytes() == seeded
+        pause.touch()
+        paused = amtuner("approve", "--config", str(config), "--id", first)
+        assert paused.returncode == 8, paused.stdout + paused.stderr
+        assert "error     paused: " in paused.stdout
+        pause.unlink()
         edited = seeded.replace(b"<value>0.1</value>", b"<value>0.2</value>")
         assert edited != seeded
         sched.write_bytes(edited)
