@@ -1,9 +1,10 @@
-"""Record what a real RM answers, as test data: ``python -m amtuner.realyarn.capture DIR``.
+"""Record what a real RM answers, as test data: ``python -m amtuner.realyarn.capture DIR [SCENE…]``.
 
-For each scheduler: a cluster of two 8 GB / 8-vcore NodeManagers, A set so exactly three 1 GB AMs
-fit, five apps submitted (three run, two wait behind the AM limit); then the REST responses and
-the ``/cluster`` page the monitor reads are saved byte for byte, so the monitor's tests meet what
-Hadoop really emits even where no Java runs.
+Each scene (`SCENES`) is a cluster of two 8 GB / 8-vcore NodeManagers, a scheduler file, and
+apps with 1 GB AMs submitted until some run and the rest wait for a known reason; the REST
+responses and the ``/cluster`` page the monitor reads are then saved byte for byte in
+``DIR/<scene>``, so the monitor's tests meet what Hadoop really emits even where no Java runs.
+The tests on a real RM (tests/realyarn) stage the same scenes on their shared clusters (`stage`).
 """
 
 from __future__ import annotations
@@ -11,13 +12,23 @@ from __future__ import annotations
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import requests
 
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import apps
+from amtuner.realyarn.admission import Holder
 from amtuner.realyarn.cluster import ClusterSpec, RealRM
+from amtuner.sim.sched_config import (
+    CS_PREFIX,
+    default_scheduler_config,
+    parse_xml,
+    with_capacity_properties,
+)
 
 PAGES = {
     "info.json": "/ws/v1/cluster/info",
@@ -25,37 +36,113 @@ PAGES = {
     "scheduler.json": "/ws/v1/cluster/scheduler",
     "cluster.html": "/cluster",
 }
-RUNNING, WAITING = 3, 2
+LEAF = "root.default"
 
 
-def capture(kind: SchedulerKind, out: Path) -> None:
-    spec = ClusterSpec(kind, am_share=RUNNING * 1024 / (2 * 8192))
+@dataclass(frozen=True)
+class Scene:
+    """A scheduler file and a batch of apps that hold their 1 GB AM, of which ``running`` run
+    and the rest wait."""
+
+    kind: SchedulerKind
+    am_share: float
+    batch: tuple[Holder, ...]
+    running: int
+    settings: Mapping[str, str] = field(default_factory=dict)
+    """CapacityScheduler: properties of its file; FairScheduler: elements of root.default's
+    ``<queue>``."""
+
+    @property
+    def waiting(self) -> int:
+        return len(self.batch) - self.running
+
+    def scheduler_file(self, queues: tuple[str, ...] = (LEAF,)) -> bytes:
+        data = default_scheduler_config(self.kind, queues, am_share=self.am_share)
+        if not self.settings:
+            return data
+        if self.kind is SchedulerKind.CAPACITY:
+            return with_capacity_properties(data, self.settings)
+        return _with_fair_leaf_settings(data, LEAF, self.settings)
+
+
+def _with_fair_leaf_settings(data: bytes, leaf: str, settings: Mapping[str, str]) -> bytes:
+    """An allocation file with ``settings`` as elements of ``leaf``'s ``<queue>``."""
+    root = parse_xml(data, "allocation file")
+    element = root
+    for name in leaf.split(".")[1:]:
+        element = next(q for q in element.iter("queue") if q.get("name") == name)
+    for tag, value in settings.items():
+        ET.SubElement(element, tag).text = value
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+SCENES = {
+    # Five apps, A so that exactly three AMs fit: two wait behind the queue's AM limit.
+    "capacity": Scene(SchedulerKind.CAPACITY, 3 / 16, (Holder(),) * 5, 3),
+    "fair": Scene(SchedulerKind.FAIR, 3 / 16, (Holder(),) * 5, 3),
+    # Room for eight AMs, but two apps may run at once: three wait, non-runnable.
+    "capacity-max-parallel-apps": Scene(
+        SchedulerKind.CAPACITY, 0.5, (Holder(),) * 5, 2,
+        {f"{CS_PREFIX}{LEAF}.max-parallel-apps": "2"},
+    ),
+    "fair-max-running-apps": Scene(
+        SchedulerKind.FAIR, 0.5, (Holder(),) * 5, 2, {"maxRunningApps": "2"}
+    ),
+    # A queue AM limit of 6 GB, a user AM limit of half that (user-limit-factor 0.5): alice's
+    # fourth and fifth wait while bob's two run beside her three.
+    "capacity-user-am-limit": Scene(
+        SchedulerKind.CAPACITY, 0.375,
+        (*(Holder("alice") for _ in range(5)), *(Holder("bob") for _ in range(2))), 5,
+        {f"{CS_PREFIX}{LEAF}.user-limit-factor": "0.5"},
+    ),
+}  # fmt: skip
+
+
+def stage(rm: RealRM, scene: Scene, timeout_s: float = 60.0) -> bytes:
+    """Give ``rm`` (no app running) the scene's scheduler file, reload it, submit the batch in
+    order, and wait until the scene's apps run and the rest wait; returns the file."""
+    data = scene.scheduler_file(rm.spec.queues)
+    rm.scheduler_file.write_bytes(data)
+    rm.refresh_queues()
+    # One session per user: the RM's authentication filter knows a caller by its cookie.
+    as_user = {h.user: requests.Session() for h in scene.batch}
+    for i, h in enumerate(scene.batch):
+        job = apps.RealJob(name=f"hold-{i:02d}", queue=h.queue, user=h.user)
+        apps.submit(as_user[h.user], rm.url, job, str(rm.markers))
+    for session in as_user.values():
+        session.close()
+    wanted = (scene.running, scene.waiting)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        m = requests.get(f"{rm.url}/ws/v1/cluster/metrics", timeout=10).json()["clusterMetrics"]
+        counts = (m["appsRunning"], m["appsPending"])
+        if counts == wanted:
+            return data
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"not {wanted} (running, waiting) in {timeout_s:.0f} s: {m}")
+        time.sleep(0.5)
+
+
+def capture(scene: Scene, out: Path) -> None:
+    spec = ClusterSpec(scene.kind, am_share=scene.am_share)
     with tempfile.TemporaryDirectory() as work, RealRM(spec, Path(work)) as rm:
-        session = requests.Session()
-        for _ in range(RUNNING + WAITING):
-            apps.submit(session, rm.url, apps.RealJob(), str(rm.markers))
-        deadline = time.monotonic() + 60
-        while True:
-            m = session.get(f"{rm.url}/ws/v1/cluster/metrics", timeout=10).json()
-            counts = (m["clusterMetrics"]["appsRunning"], m["clusterMetrics"]["appsPending"])
-            if counts == (RUNNING, WAITING):
-                break
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"not {RUNNING} running and {WAITING} waiting in 60 s: {m}")
-            time.sleep(0.5)
+        stage(rm, scene)
         out.mkdir(parents=True, exist_ok=True)
         for name, path in PAGES.items():
-            r = session.get(f"{rm.url}{path}", timeout=10)
+            r = requests.get(f"{rm.url}{path}", timeout=10)
             r.raise_for_status()
             (out / name).write_bytes(r.content)
 
 
 def main(argv: list[str]) -> int:
-    if len(argv) != 1:
-        print("usage: python -m amtuner.realyarn.capture DIR", file=sys.stderr)
+    if not argv or any(name not in SCENES for name in argv[1:]):
+        print(
+            f"usage: python -m amtuner.realyarn.capture DIR [SCENE…] (scenes: {', '.join(SCENES)})",
+            file=sys.stderr,
+        )
         return 2
-    for kind in SchedulerKind:
-        capture(kind, Path(argv[0]) / str(kind))
+    for name in argv[1:] or SCENES:
+        capture(SCENES[name], Path(argv[0]) / name)
     return 0
 
 

@@ -178,6 +178,15 @@ class RealRM:
         self.scheduler_file.write_bytes(data)
         return data
 
+    def refresh_queues(self) -> None:
+        """``yarn rmadmin -refreshQueues``: the RM reloads the scheduler file (RMAdminCLI)."""
+        done = subprocess.run(
+            [str(self.yarn), "rmadmin", "-refreshQueues"], capture_output=True, text=True,
+            timeout=60,
+        )  # fmt: skip
+        if done.returncode != 0:
+            raise RuntimeError(f"refreshQueues exited {done.returncode}: {done.stderr}")
+
     def start(self) -> RealRM:
         for sub in ("conf", "run", "data", "tmp", "am-done", "bin"):
             (self.work / sub).mkdir(parents=True, exist_ok=True)

@@ -9,7 +9,6 @@ unless AMTUNER_REQUIRE_REALYARN=1 (CI sets it), which turns the skip into a fail
 from __future__ import annotations
 
 import os
-import subprocess
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -97,27 +96,20 @@ def reset(rm: RealRM) -> None:
         assert r.status_code == 200, r.text
     else:
         rm.write_scheduler_file()
-        refresh(rm)
+        rm.refresh_queues()
     wait_for(lambda: not apps.listed(session, rm.url, "ACCEPTED,RUNNING"), 30, "apps to end")
 
 
 def set_am_share(rm: RealRM, am_share: float) -> None:
     """Write ``am_share`` as the global AM share and make the RM reload it."""
     rm.write_scheduler_file(am_share)
-    refresh(rm)
+    rm.refresh_queues()
 
 
 def share_for(rm: RealRM, ams: int, am_mb: int = 1024) -> float:
     """The global AM share at which exactly ``ams`` AMs of ``am_mb`` fit on the whole cluster
     (the one leaf's base is the cluster in both schedulers here)."""
     return ams * am_mb / (rm.spec.nodes * rm.spec.node_memory_mb)
-
-
-def refresh(rm: RealRM) -> None:
-    done = subprocess.run(
-        [str(rm.yarn), "rmadmin", "-refreshQueues"], capture_output=True, text=True, timeout=60
-    )
-    assert done.returncode == 0, done.stdout + done.stderr
 
 
 def cluster_fixture(kind: str) -> Any:

@@ -24,7 +24,7 @@ from amtuner.realyarn import RealRM, apps
 from amtuner.realyarn.admission import HOLD_S
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, JobSpec, TaskGroup, Workload
-from tests.realyarn.conftest import metrics, refresh, wait_for
+from tests.realyarn.conftest import metrics, wait_for
 
 AM_SHARE = 0.5
 SETTLED_S = 30.0
@@ -152,5 +152,5 @@ def test_every_app_is_given_the_headroom_the_simulator_computes(
     rm: RealRM = request.getfixturevalue(f"{kind.replace('-', '_')}_rm")
     config = scheduler_file(rm, properties)
     rm.scheduler_file.write_bytes(config)
-    refresh(rm)
+    rm.refresh_queues()
     assert real(rm, jobs) == simulated(rm, jobs, config)

@@ -6,8 +6,8 @@ The simulation keeps the configuration as the bytes of a real ``capacity-schedul
 Modules:
 
 * this module — what both readers share (`SchedulerConfigError`, XML and Hadoop properties
-  parsing, the defaults) and the writers: `default_scheduler_config` and
-  `with_global_am_share`;
+  parsing, the defaults) and the writers: `default_scheduler_config`, `with_global_am_share`
+  and `with_capacity_properties`;
 * `capacity` — ``capacity-scheduler.xml`` read into `CSConf`, the CapacityScheduler's queue tree;
 * `fair` — the FairScheduler's allocation file read into `FSConf`.
 """
@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from xml.sax.saxutils import escape
 
 from amtuner.model import SchedulerKind
@@ -25,6 +25,9 @@ CS_PREFIX = "yarn.scheduler.capacity."
 CS_GLOBAL_AM_KEY = CS_PREFIX + "maximum-am-resource-percent"
 CS_DEFAULT_AM_PERCENT = 0.1
 FS_DEFAULT_AM_SHARE = 0.5
+UNLIMITED = 2**31 - 1
+"""Integer.MAX_VALUE: what the RM shows for no limit on running apps (FS ``maxRunningApps``, CS
+``max-parallel-apps``)."""
 
 
 class SchedulerConfigError(ValueError):
@@ -167,23 +170,30 @@ def with_global_am_share(scheduler: SchedulerKind | str, data: bytes, am_share: 
     kind = SchedulerKind(scheduler)
     value = f"{am_share:g}"
     if kind is SchedulerKind.CAPACITY:
-        root = parse_xml(data, "capacity-scheduler.xml")
-        for prop in root.iter("property"):
-            if (prop.findtext("name") or "").strip() == CS_GLOBAL_AM_KEY:
-                value_el = prop.find("value")
-                if value_el is None:
-                    value_el = ET.SubElement(prop, "value")
-                value_el.text = value
-                break
-        else:
-            prop = ET.SubElement(root, "property")
-            ET.SubElement(prop, "name").text = CS_GLOBAL_AM_KEY
-            ET.SubElement(prop, "value").text = value
-    else:
-        root = parse_xml(data, "allocation file")
-        el = root.find("queueMaxAMShareDefault")
-        if el is None:
-            el = ET.Element("queueMaxAMShareDefault")
-            root.insert(0, el)
-        el.text = value
+        return with_capacity_properties(data, {CS_GLOBAL_AM_KEY: value})
+    root = parse_xml(data, "allocation file")
+    el = root.find("queueMaxAMShareDefault")
+    if el is None:
+        el = ET.Element("queueMaxAMShareDefault")
+        root.insert(0, el)
+    el.text = value
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
+
+
+def with_capacity_properties(data: bytes, props: Mapping[str, str]) -> bytes:
+    """``capacity-scheduler.xml`` ``data`` with each of ``props`` set (its first ``<property>``
+    of that name changed, else one added); the other properties stay as they are."""
+    root = parse_xml(data, "capacity-scheduler.xml")
+    left = dict(props)
+    for prop in root.iter("property"):
+        name = (prop.findtext("name") or "").strip()
+        if name in left:
+            value_el = prop.find("value")
+            if value_el is None:
+                value_el = ET.SubElement(prop, "value")
+            value_el.text = left.pop(name)
+    for name, value in left.items():
+        prop = ET.SubElement(root, "property")
+        ET.SubElement(prop, "name").text = name
+        ET.SubElement(prop, "value").text = value
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
