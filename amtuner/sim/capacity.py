@@ -4,8 +4,13 @@ The rules follow yarn-facts §1 (Hadoop 2.9–3.3 behaviour, default partition, 
 calculator: only memory is compared). The arithmetic is in module-level functions of plain values,
 so tests check them against the worked examples directly (§1.2, §1.3); `CapacityScheduler` only
 keeps the running counters and applies them. The configuration is read by
-`amtuner.sim.sched_config.capacity`. Not modelled: node labels, absolute-resource capacities,
-max-parallel-apps, preemption, user weights, per-user max applications.
+`amtuner.sim.sched_config.capacity`.
+
+``max-parallel-apps`` (3.4+) holds apps non-runnable as ``CSMaxRunningAppsEnforcer`` does
+(`amtuner.sim.csqueue`, with the queue's counters).
+
+Not modelled: node labels, absolute-resource capacities, preemption, user weights, per-user max
+applications.
 """
 
 from __future__ import annotations
@@ -16,10 +21,11 @@ from collections.abc import Iterable, Mapping
 
 from amtuner.model import SchedulerKind
 from amtuner.sim.cluster import Cluster
+from amtuner.sim.csqueue import CSQueue, RunnableApps, submitted
 from amtuner.sim.jobs import App, Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
-from amtuner.sim.sched_config import SchedulerConfigError
-from amtuner.sim.sched_config.capacity import CSConf, CSQueueConf, parse_capacity_config
+from amtuner.sim.sched_config import UNLIMITED, SchedulerConfigError
+from amtuner.sim.sched_config.capacity import CSConf, parse_capacity_config
 from amtuner.sim.view import QueueView, Res, UserView
 
 
@@ -127,74 +133,6 @@ def activations(
     return chosen
 
 
-class CSQueue:
-    __slots__ = (
-        "active",
-        "allocated_containers",
-        "am_used_mb",
-        "am_used_vcores",
-        "apps",
-        "children",
-        "conf",
-        "guarantee_mb",
-        "heap",
-        "is_leaf",
-        "max_mb",
-        "min_pending_am",
-        "parent",
-        "pending",
-        "pending_containers",
-        "pending_mb",
-        "pending_vcores",
-        "used_mb",
-        "used_vcores",
-        "user_active",
-        "user_am_used",
-        "user_limit",
-        "user_used",
-    )
-
-    def __init__(self, conf: CSQueueConf, parent: CSQueue | None) -> None:
-        self.conf = conf
-        self.parent = parent
-        self.is_leaf = not conf.children
-        self.children: list[CSQueue] = []
-        """In configuration order (ties in ParentQueue's ordering go to the first)."""
-        self.guarantee_mb = 0
-        """Its absolute capacity of the cluster, normalised up; set with the configuration."""
-        self.max_mb = 0
-        """Its absolute maximum capacity of the cluster."""
-        self.used_mb = 0
-        self.used_vcores = 0
-        self.allocated_containers = 0
-        self.pending_containers = 0
-        self.pending_mb = 0
-        """Memory asked for and not yet allocated, AMs of apps not yet activated included: the
-        queue's ``QueueMetrics`` pending figure, which `AppSchedulingInfo` raises with each ask
-        whether or not the app is active."""
-        self.pending_vcores = 0
-        """The same in vcores (the metrics count them whatever the resource calculator); and
-        `pending_containers` in containers."""
-        self.pending: list[App] = []
-        """Submitted, not yet activated, FIFO."""
-        self.min_pending_am = 0
-        """A lower bound of the AM sizes in `pending` (exact when it was last empty)."""
-        self.active = 0
-        self.apps = 0
-        self.am_used_mb = 0
-        self.am_used_vcores = 0
-        self.user_am_used: dict[str, int] = {}
-        """AM memory by user; its keys are the users with active apps."""
-        self.user_active: dict[str, int] = {}
-        """Active apps by user (what the REST ``UserInfo`` counts; nothing schedules by it)."""
-        self.user_used: dict[str, int] = {}
-        self.user_limit = (-1, 0, 0)
-        """(current capacity, active users, user limit) last computed: the limit changes only
-        with those two, and it is asked for every container."""
-        self.heap: list[tuple[int, App]] = []
-        """Activated apps that want a container, FIFO by submission."""
-
-
 class CapacityScheduler(Scheduler):
     kind = SchedulerKind.CAPACITY
 
@@ -203,6 +141,7 @@ class CapacityScheduler(Scheduler):
         self.conf = parse_capacity_config(data)
         self.data = data
         self.queues: dict[str, CSQueue] = {}
+        self.parallel = RunnableApps(self.conf)
         self._build(self.conf, {})
 
     @property
@@ -239,7 +178,7 @@ class CapacityScheduler(Scheduler):
             q.max_mb = int(q.conf.absolute_max_capacity * total)
             q.user_limit = (-1, 0, 0)
             if not q.is_leaf:
-                q.used_mb = q.used_vcores = q.allocated_containers = 0
+                q.used_mb = q.used_vcores = q.allocated_containers = q.runnable = 0
         for q in queues.values():
             if q.is_leaf:
                 p = q.parent
@@ -247,6 +186,7 @@ class CapacityScheduler(Scheduler):
                     p.used_mb += q.used_mb
                     p.used_vcores += q.used_vcores
                     p.allocated_containers += q.allocated_containers
+                    p.runnable += q.runnable
                     p = p.parent
         self.queues = queues
         self.leaves = [q for q in queues.values() if q.is_leaf]
@@ -257,8 +197,12 @@ class CapacityScheduler(Scheduler):
     def reload(self, data: bytes) -> None:
         conf = parse_capacity_config(data)
         self._build(conf, self.queues)
-        self.conf = conf
+        self.conf = self.parallel.conf = conf
         self.data = data
+        if self.parallel.waiting:
+            lists: list[list[App]] = []
+            self.parallel.gather(self.queues["root"], lists)
+            self._promote(lists, UNLIMITED)
         for leaf in self.leaves:
             self._activate(leaf)
 
@@ -332,14 +276,38 @@ class CapacityScheduler(Scheduler):
             return False
         app.leaf = leaf
         leaf.apps += 1
-        if not leaf.pending or app.am_memory_mb < leaf.min_pending_am:
-            leaf.min_pending_am = app.am_memory_mb
-        leaf.pending.append(app)
         leaf.pending_containers += 1
         leaf.pending_mb += app.am_memory_mb
         leaf.pending_vcores += app.am_vcores
-        self._activate(leaf)
+        if self.parallel.can_run(leaf, app.user):
+            self.parallel.track(leaf, app)
+            self._activate(leaf)
+        else:
+            leaf.nonrunnable.append(app)
+            self.parallel.waiting += 1
         return True
+
+    def _promote(self, lists: list[list[App]], most: int) -> None:
+        """``updateAppsRunnability``: the apps of ``lists`` (each oldest first) in submission
+        order, each made runnable if the limits now allow, at most ``most``; then each leaf that
+        got one activates what it can."""
+        promoted: set[int] = set()
+        touched: list[CSQueue] = []
+        for app in heapq.merge(*lists, key=submitted):
+            if app.index in promoted:
+                continue  # listed twice: under its queue and its user
+            leaf: CSQueue = app.leaf  # type: ignore[assignment]
+            if self.parallel.can_run(leaf, app.user):
+                promoted.add(app.index)
+                self.parallel.track(leaf, app)
+                if leaf not in touched:
+                    touched.append(leaf)
+                if len(promoted) >= most:
+                    break
+        self.parallel.waiting -= len(promoted)
+        for leaf in touched:
+            leaf.nonrunnable = [a for a in leaf.nonrunnable if a.index not in promoted]
+            self._activate(leaf)
 
     def _activate(self, leaf: CSQueue) -> None:
         if not leaf.pending:
@@ -421,6 +389,11 @@ class CapacityScheduler(Scheduler):
         leaf.user_active[user] -= 1
         if not leaf.user_active[user]:
             del leaf.user_active[user]
+        self.parallel.untrack(leaf, user)
+        if self.parallel.waiting:
+            lists = self.parallel.freed(leaf, user, self.leaves)
+            if lists:
+                self._promote(lists, len(lists))
         self._activate(leaf)
 
     # allocation
@@ -535,7 +508,9 @@ class CapacityScheduler(Scheduler):
                     am_limit=_one_vcore(am_limit),
                     num_pending_apps=len(q.pending),
                     num_active_apps=q.active,
+                    num_nonrunnable_apps=len(q.nonrunnable),
                     max_apps=c.max_apps,
+                    max_parallel_apps=c.max_parallel_apps,
                     pending_containers=q.pending_containers,
                     allocated_containers=q.allocated_containers,
                     demand=Res(q.used_mb + q.pending_mb, q.used_vcores + q.pending_vcores),

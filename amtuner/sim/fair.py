@@ -40,8 +40,8 @@ from amtuner.sim.fsreserve import Reservations
 from amtuner.sim.jobs import App, Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.placement import Rejected, place, rules_from_site
+from amtuner.sim.sched_config import UNLIMITED
 from amtuner.sim.sched_config.fair import (
-    UNLIMITED,
     FSConf,
     FSQueueConf,
     ResourceSpec,
@@ -241,9 +241,6 @@ class FairScheduler(Scheduler):
         while q is not None:
             q.runnable += 1
             q = q.parent
-        leaf.pending_containers += 1
-        leaf.pending_mb += app.am_memory_mb
-        leaf.pending_vcores += app.am_vcores
         heapq.heappush(leaf.am_heap, (app.index, app))
 
     def _promote_nonrunnable(self) -> None:
@@ -279,6 +276,11 @@ class FairScheduler(Scheduler):
         if leaf is None:
             return False
         app.leaf = leaf
+        # Its AM's ask is pending and in the queue's demand whether or not it may run yet
+        # (AppSchedulingInfo; FSLeafQueue.updateDemand sums the non-runnable apps too).
+        leaf.pending_containers += 1
+        leaf.pending_mb += app.am_memory_mb
+        leaf.pending_vcores += app.am_vcores
         if self._can_be_runnable(leaf, app.user):
             self._make_runnable(leaf, app)
         else:

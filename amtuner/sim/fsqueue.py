@@ -10,8 +10,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from amtuner.sim.jobs import App
-from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, SchedulerConfigError
-from amtuner.sim.sched_config.fair import UNLIMITED, FSConf, FSQueueConf
+from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, UNLIMITED, SchedulerConfigError
+from amtuner.sim.sched_config.fair import FSConf, FSQueueConf
 
 
 class FSQueue:

@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from amtuner.sim.sched_config import UNLIMITED
+
 AppState = Literal["NEW", "SUBMITTED", "ACCEPTED", "RUNNING", "FINISHED", "FAILED", "KILLED"]
 
 
@@ -53,6 +55,11 @@ class QueueView:
     max_apps: int
     pending_containers: int
     allocated_containers: int
+    num_nonrunnable_apps: int = 0
+    """CS: held by a ``max-parallel-apps`` limit, in neither count above (FS counts its
+    non-runnable apps as pending)."""
+    max_parallel_apps: int = UNLIMITED
+    """CS ``max-parallel-apps`` in force here."""
     # CapacityScheduler figures (fractions 0..1 of the parent / of the cluster)
     capacity: float = 0.0
     maximum_capacity: float = 1.0

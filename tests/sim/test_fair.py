@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from amtuner.sim.fairshare import can_run_am, compute_fair_shares, max_am_resource
+from amtuner.sim.sched_config import UNLIMITED
 from amtuner.sim.sched_config.fair import (
-    UNLIMITED,
     ResourceSpec,
     parse_allocation_file,
     parse_resource,
@@ -202,6 +202,29 @@ def test_queue_max_apps_default_also_caps_root() -> None:
     )
     fixed.run_until(1.0)
     assert _running(fixed) == 6
+
+
+def test_users_running_apps_limits_count_across_queues() -> None:
+    """``MaxRunningAppsEnforcer.canAppBeRunnable`` checks the user's limit before the queues':
+    ``userMaxAppsDefault`` 1, bob's own ``maxRunningApps`` 2, counted over every queue. Alice
+    runs one app at a time of her two, bob two of his three, whatever their queues allow."""
+    maps = (TaskGroup("map", 1, 1024, 1, 20.0, 0.0, 0.0),)
+    owners = [("root.a", "alice"), ("root.b", "alice"), ("root.a", "bob"), ("root.b", "bob"),
+              ("root.a", "bob")]  # fmt: skip
+    jobs = tuple(
+        JobSpec(f"j{i}", 0.0, queue, maps, user=user) for i, (queue, user) in enumerate(owners)
+    )
+    wl = Workload("t", jobs, nodes=4, queues=("root.a", "root.b"))
+    config = _alloc(
+        '<userMaxAppsDefault>1</userMaxAppsDefault><user name="bob"><maxRunningApps>2'
+        '</maxRunningApps></user><queue name="a"/><queue name="b"/>'
+    )
+    sim = build_at_once("fair", wl, config)
+    sim.run_until(5.0)
+    running = [(a.user, a.queue) for a in sim.app_views() if a.started_s is not None]
+    assert running == [("alice", "root.a"), ("bob", "root.a"), ("bob", "root.b")]
+    result = sim.run()
+    assert result.finished and result.ams_at_once == 3
 
 
 def test_fair_policy_spreads_containers_fifo_policy_does_not() -> None:

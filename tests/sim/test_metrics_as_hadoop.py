@@ -1,6 +1,8 @@
-"""The simulated RM's cluster metrics beside what Hadoop 3.5.0's own RM answered in the same
-shape (tests/data/monitor/hadoop-3.5.0): two 8 GB / 8 vcore nodes, A = 0.1875, five apps with
-1 GB AMs, three running and two held back by the AM limit."""
+"""The simulated RM's answers beside what Hadoop 3.5.0's own RM answered in the same shape
+(tests/data/monitor/hadoop-3.5.0, one directory per `capture.SCENES` scene): two 8 GB / 8 vcore
+nodes and apps with 1 GB AMs, some running and the others held back (by the AM limit at
+A = 0.1875 in the ``capacity`` and ``fair`` scenes, by a running-apps or user AM limit in the
+others)."""
 
 from __future__ import annotations
 
@@ -11,8 +13,9 @@ from typing import Any
 import pytest
 
 from amtuner.model import SchedulerKind
+from amtuner.realyarn.capture import SCENES
 from amtuner.sim import rmapi
-from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
+from amtuner.sim.simulation import Simulation, build_simulation
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 
 DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
@@ -21,15 +24,16 @@ LEAF_FIELDS = {
     SchedulerKind.CAPACITY: (
         "numActiveApplications", "numPendingApplications", "numApplications", "numContainers",
         "pendingContainers", "allocatedContainers", "AMResourceLimit", "usedAMResource",
-        "userAMResourceLimit", "resourcesUsed",
+        "userAMResourceLimit", "resourcesUsed", "maxParallelApps",
     ),
     SchedulerKind.FAIR: (
         "numActiveApps", "numPendingApps", "pendingContainers", "allocatedContainers",
         "usedResources", "amUsedResources", "amMaxResources", "demandResources", "fairResources",
-        "steadyFairResources",
+        "steadyFairResources", "maxApps",
     ),
 }  # fmt: skip
-"""A leaf's figures that say what runs, what waits and what the AM limit is."""
+"""A leaf's figures that say what runs, what waits, and what the AM and running-apps limits
+are."""
 
 FIELDS = (
     "appsPending", "appsRunning", "allocatedMB", "allocatedVirtualCores", "containersAllocated",
@@ -44,7 +48,7 @@ OMITTED = {
     "autoCreateChildQueueEnabled", "autoCreationEligibility", "autoQueueLeafTemplateProperties",
     "autoQueueParentTemplateProperties", "autoQueueTemplateProperties", "configuredMaxResource",
     "configuredMinResource", "creationMethod", "health", "isAbsoluteResource",
-    "leafQueueTemplate", "maxParallelApps", "mode", "normalizedWeight", "queueAcls",
+    "leafQueueTemplate", "mode", "normalizedWeight", "queueAcls",
     "queueCapacityVectorInfo", "queueType", "weight",
 }  # fmt: skip
 """Fields of the real RM's answers the simulator does not give (docs/fidelity.md)."""
@@ -56,17 +60,18 @@ ANSWERS = {
 }
 
 
-def _capture_shape(kind: SchedulerKind) -> Simulation:
-    """The capture's cluster and batch, 10 s in: AMs that take longer to start than that, so no
-    task is asked for yet."""
+def _capture_shape(scene: str) -> Simulation:
+    """A capture's cluster, file and batch (`capture.SCENES`), 10 s in: AMs that take longer to
+    start than that, so no task is asked for yet."""
+    recorded = SCENES[scene]
     maps = (TaskGroup("map", 1, 1024, 1, 10.0, 0.5, 1.0),)
     jobs = tuple(
-        JobSpec(f"j{i}", 0.0, "root.default", maps, am_memory_mb=1024, am_startup_s=60.0)
-        for i in range(5)
-    )
-    workload = Workload("hadoop-3.5.0 shape", jobs, nodes=2, node_memory_mb=8192, node_vcores=8)
-    config = default_scheduler_config(kind, workload.queues, 0.1875)
-    sim = build_simulation(kind, workload, config)
+        JobSpec(f"j{i}", 0.0, "root.default", maps, user=h.user, am_memory_mb=1024,
+                am_startup_s=60.0)
+        for i, h in enumerate(recorded.batch)
+    )  # fmt: skip
+    workload = Workload(scene, jobs, nodes=2, node_memory_mb=8192, node_vcores=8)
+    sim = build_simulation(recorded.kind, workload, recorded.scheduler_file())
     sim.run_until(10.0)
     return sim
 
@@ -89,7 +94,7 @@ def test_the_simulated_rm_answers_with_the_real_rm_s_fields(
     same place (none invented: a FairScheduler has no cross-partition figures); every field it
     leaves out is one of OMITTED, and each of those is really left out somewhere."""
     real = _paths(json.loads((DATA / str(kind) / answer).read_bytes()))
-    simulated = _paths(ANSWERS[answer](_capture_shape(kind).view()))
+    simulated = _paths(ANSWERS[answer](_capture_shape(str(kind)).view()))
     assert simulated - real == set()
     missing = real - simulated
     assert {p for p in missing if not OMITTED & set(p)} == set()
@@ -97,38 +102,44 @@ def test_the_simulated_rm_answers_with_the_real_rm_s_fields(
     assert left_out == {name for p in real for name in p if name in OMITTED}
 
 
-@pytest.mark.parametrize("kind", list(SchedulerKind))
-def test_pending_and_allocated_figures_are_the_real_rm_s(kind: SchedulerKind) -> None:
+@pytest.mark.parametrize("scene", list(SCENES))
+def test_pending_and_allocated_figures_are_the_real_rm_s(scene: str) -> None:
     """``QueueMetrics`` counts an ask's memory, vcores and container from the moment it is made,
     an app the AM limit holds back included (`AppSchedulingInfo.updateResourceRequests`); the
-    leaf's AM limit, AM use and (FairScheduler) shares and demand are the real RM's too."""
-    real = json.loads((DATA / str(kind) / "metrics.json").read_bytes())["clusterMetrics"]
-    sim = _capture_shape(kind)
+    leaf's AM limits, AM use, apps and (FairScheduler) shares and demand are the real RM's too,
+    in every recorded scene: the AM limit, ``max-parallel-apps`` and ``maxRunningApps`` holding
+    apps, and two users under ``user-limit-factor`` 0.5."""
+    kind = SCENES[scene].kind
+    real = json.loads((DATA / scene / "metrics.json").read_bytes())["clusterMetrics"]
+    sim = _capture_shape(scene)
     simulated = rmapi.cluster_metrics(sim.view())["clusterMetrics"]
     assert {k: simulated[k] for k in FIELDS} == {k: real[k] for k in FIELDS}
-    real_leaf = _default_leaf(json.loads((DATA / str(kind) / "scheduler.json").read_bytes()))
+    real_leaf = _default_leaf(json.loads((DATA / scene / "scheduler.json").read_bytes()))
     leaf = _default_leaf(rmapi.scheduler_info(sim.view()))
     assert _figures(leaf, kind) == _figures(real_leaf, kind)
 
 
-def test_a_capacity_scheduler_user_is_the_real_rm_s() -> None:
-    """``UserInfo``: the user's apps, AM use, user AM limit and user limit (memory; the
-    simulator counts a user's memory only, docs/fidelity.md)."""
-    real = _user(_default_leaf(json.loads((DATA / "capacity" / "scheduler.json").read_bytes())))
-    sim = _user(_default_leaf(rmapi.scheduler_info(_capture_shape(SchedulerKind.CAPACITY).view())))
+@pytest.mark.parametrize("scene", [n for n in SCENES if SCENES[n].kind is SchedulerKind.CAPACITY])
+def test_a_capacity_scheduler_user_is_the_real_rm_s(scene: str) -> None:
+    """``UserInfo``: each user's apps, AM use, user AM limit and user limit (memory; the
+    simulator counts a user's memory only, docs/fidelity.md), alice's and bob's too when
+    alice's own AM limit holds her apps."""
+    real = _users(_default_leaf(json.loads((DATA / scene / "scheduler.json").read_bytes())))
+    sim = _users(_default_leaf(rmapi.scheduler_info(_capture_shape(scene).view())))
     assert sim == real
 
 
-def _user(leaf: dict[str, Any]) -> dict[str, Any]:
-    (user,) = leaf["users"]["user"]
-    (usage,) = user["resources"]["resourceUsagesByPartition"]
-    return {
-        "apps": (user["numPendingApplications"], user["numActiveApplications"]),
-        "used": (user["resourcesUsed"]["memory"], usage["used"]["memory"]),
-        "am": (user["AMResourceUsed"]["memory"], usage["amUsed"]["memory"]),
-        "limits": (user["userResourceLimit"]["memory"], usage["amLimit"]["memory"]),
-        "queue_user_am_limit": leaf["userAMResourceLimit"]["memory"],
-    }
+def _users(leaf: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {"queue_user_am_limit": leaf["userAMResourceLimit"]["memory"]}
+    for user in leaf["users"]["user"]:
+        (usage,) = user["resources"]["resourceUsagesByPartition"]
+        out[user["username"]] = {
+            "apps": (user["numPendingApplications"], user["numActiveApplications"]),
+            "used": (user["resourcesUsed"]["memory"], usage["used"]["memory"]),
+            "am": (user["AMResourceUsed"]["memory"], usage["amUsed"]["memory"]),
+            "limits": (user["userResourceLimit"]["memory"], usage["amLimit"]["memory"]),
+        }
+    return out
 
 
 def _figures(leaf: dict[str, Any], kind: SchedulerKind) -> dict[str, Any]:

@@ -3,7 +3,11 @@
 Read as `CapacitySchedulerConfiguration` does for the default partition (yarn-facts §1): capacities
 are percentages of the parent that add up to 100 among siblings, a queue's
 ``maximum-am-resource-percent`` falls back to the global one, and ``maximum-applications`` to
-``global-queue-max-application`` or the system maximum × the queue's absolute capacity.
+``global-queue-max-application`` or the system maximum × the queue's absolute capacity. Every
+queue's ``max-parallel-apps`` (root's and each parent's too) falls back to the cluster-wide
+``yarn.scheduler.capacity.max-parallel-apps`` (``getMaxParallelAppsForQueue``), each user's to
+``yarn.scheduler.capacity.user.max-parallel-apps`` (``getMaxParallelAppsForUser``); unset, there
+is no limit (``DEFAULT_MAX_PARALLEL_APPLICATIONS``, Integer.MAX_VALUE), 3.4+ (YARN-9930).
 """
 
 from __future__ import annotations
@@ -15,11 +19,14 @@ from amtuner.sim.sched_config import (
     CS_DEFAULT_AM_PERCENT,
     CS_GLOBAL_AM_KEY,
     CS_PREFIX,
+    UNLIMITED,
     SchedulerConfigError,
     parse_hadoop_properties,
 )
 
 DEFAULT_MAX_SYSTEM_APPS = 10000
+MAX_PARALLEL_APPS = "max-parallel-apps"
+USER_PREFIX = CS_PREFIX + "user."
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +42,8 @@ class CSQueueConf:
     max_apps: int
     user_limit_percent: float
     user_limit_factor: float
+    max_parallel_apps: int = UNLIMITED
+    """Its apps (and its children's) that may be runnable at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,6 +52,15 @@ class CSConf:
     """Pre-order, root first."""
     global_am_percent: float
     max_system_apps: int
+    user_max_parallel_apps_default: int = UNLIMITED
+    user_max_parallel_apps: tuple[tuple[str, int], ...] = ()
+    """(user, limit) where ``yarn.scheduler.capacity.user.<user>.max-parallel-apps`` is set."""
+
+    def user_max_parallel_apps_of(self, user: str) -> int:
+        for name, limit in self.user_max_parallel_apps:
+            if name == user:
+                return limit
+        return self.user_max_parallel_apps_default
 
 
 def _float(props: Mapping[str, str], key: str, default: float) -> float:
@@ -66,6 +84,13 @@ def parse_capacity_config(data: bytes) -> CSConf:
         raise SchedulerConfigError(f"{CS_GLOBAL_AM_KEY}: {global_pct} is not within [0, 1]")
     max_system = int(_float(props, CS_PREFIX + "maximum-applications", DEFAULT_MAX_SYSTEM_APPS))
     global_queue_max = int(_float(props, CS_PREFIX + "global-queue-max-application", -1))
+    parallel_default = _parallel(props, CS_PREFIX + MAX_PARALLEL_APPS, UNLIMITED)
+    user_default = _parallel(props, USER_PREFIX + MAX_PARALLEL_APPS, UNLIMITED)
+    per_user = tuple(
+        (key[len(USER_PREFIX) : -len("." + MAX_PARALLEL_APPS)], _parallel(props, key, 0))
+        for key in props
+        if key.startswith(USER_PREFIX) and key.endswith("." + MAX_PARALLEL_APPS)
+    )
     queues: list[CSQueueConf] = []
 
     def walk(path: str, abs_cap: float, abs_max: float, cap: float, max_cap: float) -> None:
@@ -90,6 +115,7 @@ def parse_capacity_config(data: bytes) -> CSConf:
                 max_apps=max_apps,
                 user_limit_percent=_float(props, key + "minimum-user-limit-percent", 100.0),
                 user_limit_factor=_float(props, key + "user-limit-factor", 1.0),
+                max_parallel_apps=_parallel(props, key + MAX_PARALLEL_APPS, parallel_default),
             )
         )
         total = 0.0
@@ -116,4 +142,18 @@ def parse_capacity_config(data: bytes) -> CSConf:
     walk("root", 1.0, 1.0, 1.0, 1.0)
     if len(queues) == 1:
         raise SchedulerConfigError(f"{CS_PREFIX}root.queues: root has no child queues")
-    return CSConf(tuple(queues), global_pct, max_system)
+    return CSConf(
+        tuple(queues), global_pct, max_system, user_default, tuple(u for u in per_user if u[0])
+    )
+
+
+def _parallel(props: Mapping[str, str], key: str, default: int) -> int:
+    """A ``max-parallel-apps``: a whole number, as ``getInt`` reads it (0 or less: no app of
+    the queue or user is ever runnable)."""
+    raw = props.get(key, "").strip()
+    if not raw:
+        return default
+    try:
+        return int(raw)
+    except ValueError:
+        raise SchedulerConfigError(f"{key}: {raw!r} is not a whole number") from None

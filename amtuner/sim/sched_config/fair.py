@@ -16,10 +16,13 @@ from dataclasses import dataclass, field
 from xml.etree.ElementTree import Element
 
 from amtuner.sim.placement import PlacementRule, parse_policy
-from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, SchedulerConfigError, parse_xml
+from amtuner.sim.sched_config import (
+    FS_DEFAULT_AM_SHARE,
+    UNLIMITED,
+    SchedulerConfigError,
+    parse_xml,
+)
 
-UNLIMITED = 2**31 - 1
-"""Integer.MAX_VALUE, what the RM shows for no limit on running apps."""
 POLICIES = ("fair", "fifo", "drf")
 
 
