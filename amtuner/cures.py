@@ -7,12 +7,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from amtuner.executor.xmledit import CS_PREFIX, capacity_key
-from amtuner.model import Observation, SchedulerKind, Wait, WaitCause
+from amtuner.model import USERS_LIMIT, Observation, SchedulerKind, Wait, WaitCause
 from amtuner.safetext import shown
 
 
-def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str) -> str:
-    """The setting that cures a wait, as an operator finds it in the scheduler's file."""
+def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: str = "") -> str:
+    """The setting that cures a wait, as an operator finds it in the scheduler's file
+    (``held_at``: `Wait.held_at`)."""
     if cause is WaitCause.CLUSTER_FULL or not queue:
         return "cluster capacity (more nodes, or fewer running tasks)"
     if scheduler is SchedulerKind.FAIR:
@@ -20,9 +21,11 @@ def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str) -> str:
         return f"{tag} of queue {queue}"
     if cause is WaitCause.QUEUE_AM_LIMIT:
         return capacity_key(queue)
-    user = cause in (WaitCause.USER_AM_LIMIT, WaitCause.USER_LIMIT)
-    suffix = "user-limit-factor" if user else "max-parallel-apps"
-    return f"{CS_PREFIX}{queue}.{suffix}"
+    if cause in (WaitCause.USER_AM_LIMIT, WaitCause.USER_LIMIT):
+        return f"{CS_PREFIX}{queue}.user-limit-factor"
+    if held_at == USERS_LIMIT:
+        return f"{CS_PREFIX}user.max-parallel-apps (or user.<user>.max-parallel-apps)"
+    return f"{CS_PREFIX}{held_at or queue}.max-parallel-apps"
 
 
 def wait_records(obs: Observation, target: str) -> list[dict[str, object]]:
@@ -34,7 +37,7 @@ def wait_records(obs: Observation, target: str) -> list[dict[str, object]]:
             "cause": str(w.cause),
             "apps": w.apps,
             "a_cures": w.cause.a_cures,
-            "knob": shown(knob(w.cause, obs.scheduler, w.queue)),
+            "knob": shown(knob(w.cause, obs.scheduler, w.queue, w.held_at)),
         }
         for w in obs.waits_for(target)
     ]

@@ -90,6 +90,9 @@ class QueueStats:
     """CS only: the least room under the user limit (``userResourceLimit`` less
     ``resourcesUsed``) among the users with apps waiting; None where the RM lists no such
     user."""
+    ancestor_max_apps: tuple[tuple[str, int], ...] = ()
+    """CS only: each ancestor's ``maxParallelApps`` (3.4+), its parent first and root last: an
+    app is runnable only while every one of them has room (``CSMaxRunningAppsEnforcer``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,6 +173,10 @@ class WaitCause(enum.StrEnum):
         return self in (WaitCause.QUEUE_AM_LIMIT, WaitCause.USER_AM_LIMIT)
 
 
+USERS_LIMIT = "users"
+"""`Wait.held_at` of apps held by their users' running-apps limits rather than a queue's."""
+
+
 @dataclass(frozen=True, slots=True)
 class Wait:
     """Apps of one leaf queue held by one limit (queue ``""``: apps no leaf accounts for)."""
@@ -177,6 +184,9 @@ class Wait:
     queue: str
     cause: WaitCause
     apps: int
+    held_at: str = ""
+    """Where the limit that holds them is set when it is not ``queue``'s own: an ancestor's
+    path, or `USERS_LIMIT` (CapacityScheduler ``max-apps`` only)."""
 
 
 class Rule(enum.StrEnum):

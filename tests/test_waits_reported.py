@@ -31,7 +31,7 @@ LINE = (
 
 @pytest.fixture
 def report() -> CycleReport:
-    metrics, scheduler = documents(SchedulerKind.FAIR)
+    metrics, scheduler = documents("fair")
     leaf_of(scheduler, SchedulerKind.FAIR)["maxApps"] = 4
     obs = build_observation(metrics, scheduler, time=1_700_000_000.0, source="rest", targets=[LEAF])
     return CycleReport(

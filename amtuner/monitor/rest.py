@@ -335,8 +335,14 @@ _PARTITION_BLOCKS = (
 
 
 def _cs_leaves(
-    queue: Mapping[str, Any], parent: str, total_mb: int, total_vcores: int
+    queue: Mapping[str, Any],
+    parent: str,
+    total_mb: int,
+    total_vcores: int,
+    ancestors: tuple[tuple[str, int], ...] = (),
 ) -> Iterator[QueueStats]:
+    """The leaves at or under ``queue``; ``ancestors``: the `QueueStats.ancestor_max_apps` of
+    its children."""
     name = queue.get("queueName")
     path = queue.get("queuePath")
     if not isinstance(path, str) or not path:
@@ -345,8 +351,10 @@ def _cs_leaves(
         path = f"{parent}.{name}" if parent else name
     children = _children(queue, "queues", path)
     if children:
+        limit = _opt_count(queue, "maxParallelApps", path)
+        below = ancestors if limit is None else ((path, limit), *ancestors)
         for child in children:
-            yield from _cs_leaves(child, path, total_mb, total_vcores)
+            yield from _cs_leaves(child, path, total_mb, total_vcores, below)
         return
     if not _is_leaf(queue, _CS_LEAF_TYPE, "numPendingApplications", path):
         return
@@ -387,6 +395,7 @@ def _cs_leaves(
         held_apps=held,
         user_am_room_mb=user_am_room,
         user_room_mb=user_room,
+        ancestor_max_apps=ancestors,
     )
 
 

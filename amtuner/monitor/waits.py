@@ -28,34 +28,52 @@ What each scheduler reports decides what can be told apart:
   the rest wait behind ``maxAMShare`` when one more AM would pass ``amMaxResources`` (a 0 there
   means the share is disabled or never computed), else for a container.
 
-Not told apart here: a parent queue's ``maxRunningApps`` or ``max-parallel-apps``, and the
-per-user ones (``userMaxAppsDefault``, ``yarn.scheduler.capacity.user.<user>.max-parallel-apps``),
-which the scheduler document does not report per user.
+Which CS ``max-parallel-apps`` holds a leaf's non-runnable apps is the first on the way up
+from the leaf whose runnable apps (a parent's: its leaves') have reached it; when none has,
+the users' limits hold them (``yarn.scheduler.capacity.user[.<user>].max-parallel-apps``,
+which the document does not report). Not told apart: a FairScheduler parent's
+``maxRunningApps`` and ``userMaxAppsDefault`` (its leaves' pending apps mix runnable and
+non-runnable ones).
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Sequence
 
-from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind, Wait, WaitCause
+from amtuner.model import (
+    GLOBAL_TARGET,
+    USERS_LIMIT,
+    Observation,
+    QueueStats,
+    SchedulerKind,
+    Wait,
+    WaitCause,
+)
 
 
 def classify(obs: Observation) -> Observation:
     """The observation with its `Observation.waits` filled in."""
     waits: list[Wait] = []
     for q in obs.queues:
-        waits.extend(queue_waits(q, obs.scheduler))
+        waits.extend(queue_waits(q, obs.scheduler, obs.queues))
     rest = obs.pending_apps - sum(w.apps for w in waits)
     if rest > 0:
         waits.append(Wait(GLOBAL_TARGET, WaitCause.CLUSTER_FULL, rest))
     return dataclasses.replace(obs, waits=tuple(waits))
 
 
-def queue_waits(q: QueueStats, scheduler: SchedulerKind) -> list[Wait]:
-    """The waiting apps of one leaf queue by what holds them (only causes with apps)."""
+def queue_waits(
+    q: QueueStats, scheduler: SchedulerKind, leaves: Sequence[QueueStats] = ()
+) -> list[Wait]:
+    """The waiting apps of one leaf queue by what holds them (only causes with apps); the
+    other ``leaves`` tell which CapacityScheduler queue's running-apps limit binds."""
     counts = dict.fromkeys(WaitCause, 0)
+    held_at = ""
     if scheduler is SchedulerKind.CAPACITY:
         counts[WaitCause.MAX_APPS] = q.held_apps or 0
+        if q.held_apps:
+            held_at = _cs_held_at(q, leaves)
         if q.pending_apps:
             counts[_cs_am_cause(q)] += q.pending_apps
     else:
@@ -66,7 +84,24 @@ def queue_waits(q: QueueStats, scheduler: SchedulerKind) -> list[Wait]:
         rest = q.pending_apps - held
         if rest:
             counts[_fs_am_cause(q)] += rest
-    return [Wait(q.name, cause, n) for cause, n in counts.items() if n > 0]
+    return [
+        Wait(q.name, cause, n, held_at if cause is WaitCause.MAX_APPS else "")
+        for cause, n in counts.items()
+        if n > 0
+    ]
+
+
+def _cs_held_at(q: QueueStats, leaves: Sequence[QueueStats]) -> str:
+    """Whose ``max-parallel-apps`` holds a CS leaf's non-runnable apps: its own when its
+    runnable apps (pending and active) have reached it (``""``), else the nearest ancestor
+    whose leaves' runnable apps have reached its own, else (no queue full) their users'."""
+    if q.max_apps is None or q.pending_apps + q.running_apps >= q.max_apps:
+        return ""
+    for path, limit in q.ancestor_max_apps:
+        below = [lf for lf in leaves if lf.name.startswith(path + ".")]
+        if sum(lf.pending_apps + lf.running_apps for lf in below) >= limit:
+            return path
+    return USERS_LIMIT
 
 
 def _mean_am_mb(q: QueueStats) -> int | None:

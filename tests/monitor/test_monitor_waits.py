@@ -1,7 +1,8 @@
 """Why apps wait, read from what Hadoop 3.5.0's own RM answered (tests/data/monitor/hadoop-3.5.0:
-three 1 GB AMs run under a 3 GB AM limit, two apps wait). The other causes are the same answers
-with the figures changed as Hadoop would report them in that state (each test says which), so
-the field names and shapes stay Hadoop's."""
+three 1 GB AMs run under a 3 GB AM limit, two apps wait; and the scenes where another limit
+holds them). The causes no scene records are the same answers with the figures changed as
+Hadoop would report them in that state (each test says which), so the field names and shapes
+stay Hadoop's."""
 
 from __future__ import annotations
 
@@ -13,15 +14,15 @@ from typing import Any
 import pytest
 
 from amtuner.cures import describe, knob, wait_records
-from amtuner.model import GLOBAL_TARGET, SchedulerKind, Wait, WaitCause
+from amtuner.model import GLOBAL_TARGET, USERS_LIMIT, SchedulerKind, Wait, WaitCause
 from amtuner.monitor.rest import build_observation
 
 DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
 CS, FS = SchedulerKind.CAPACITY, SchedulerKind.FAIR
 
 
-def documents(kind: SchedulerKind) -> tuple[dict[str, Any], dict[str, Any]]:
-    here = DATA / str(kind)
+def documents(scene: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    here = DATA / scene
     return (
         json.loads((here / "metrics.json").read_bytes()),
         json.loads((here / "scheduler.json").read_bytes()),
@@ -44,7 +45,8 @@ def waits(metrics: dict[str, Any], scheduler: dict[str, Any]) -> tuple[Wait, ...
 
 @pytest.mark.parametrize("kind", list(SchedulerKind))
 def test_as_recorded_the_queue_am_limit_holds_both_apps(kind: SchedulerKind) -> None:
-    obs = build_observation(*documents(kind), time=0.0, source="rest", targets=["root.default"])
+    metrics, scheduler = documents(str(kind))
+    obs = build_observation(metrics, scheduler, time=0.0, source="rest", targets=["root.default"])
     assert obs.waits == (Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 2),)
     assert obs.waits_for("root.default") == obs.waits_for(GLOBAL_TARGET) == obs.waits
     assert obs.waits_for("root.other") == ()
@@ -57,10 +59,26 @@ def test_as_recorded_the_queue_am_limit_holds_both_apps(kind: SchedulerKind) -> 
     assert line == f"2 queue-am-limit in root.default (cure: {cure})"
 
 
+RECORDED = {
+    "capacity-max-parallel-apps": (Wait("root.default", WaitCause.MAX_APPS, 3),),
+    "fair-max-running-apps": (Wait("root.default", WaitCause.MAX_APPS, 3),),
+    "capacity-user-am-limit": (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),),
+}
+
+
+@pytest.mark.parametrize("scene", list(RECORDED))
+def test_as_recorded_under_each_other_limit(scene: str) -> None:
+    """What Hadoop 3.5.0 answered with a limit other than the queue's AM share holding apps
+    (`amtuner.realyarn.capture.SCENES`): five apps under ``max-parallel-apps`` or
+    ``maxRunningApps`` 2, three held non-runnable; alice's two apps over her AM limit
+    (``user-limit-factor`` 0.5) while bob's run. Each waiting app is put down to that limit."""
+    assert waits(*documents(scene)) == RECORDED[scene]
+
+
 def test_cs_max_parallel_apps_holds_the_apps_neither_pending_nor_active() -> None:
     """max-parallel-apps 3 reached: 3.4+ counts the non-runnable apps in ``numApplications``
     only (``AbstractLeafQueue.getNumApplications``); the two over the AM limit stay pending."""
-    metrics, scheduler = documents(CS)
+    metrics, scheduler = documents("capacity")
     leaf = leaf_of(scheduler, CS)
     leaf["maxParallelApps"] = 3
     leaf["numApplications"] = 7
@@ -74,10 +92,34 @@ def test_cs_max_parallel_apps_holds_the_apps_neither_pending_nor_active() -> Non
     )
 
 
+@pytest.mark.parametrize(
+    "root_limit, held_at, cure",
+    [
+        (5, "root", "yarn.scheduler.capacity.root.max-parallel-apps"),
+        (2**31 - 1, USERS_LIMIT,
+         "yarn.scheduler.capacity.user.max-parallel-apps (or user.<user>.max-parallel-apps)"),
+    ],
+)  # fmt: skip
+def test_cs_max_parallel_apps_of_a_parent_or_of_the_users(
+    root_limit: int, held_at: str, cure: str
+) -> None:
+    """Two apps held non-runnable in a leaf with no limit of its own: root's limit of 5 holds
+    them when its leaves' pending and active apps reach it (``exceedQueueMaxParallelApps``
+    walks up to root); with no queue at its limit, a user's does (``exceedUserMaxParallelApps``,
+    checked first, reported nowhere)."""
+    metrics, scheduler = documents("capacity")
+    scheduler["scheduler"]["schedulerInfo"]["maxParallelApps"] = root_limit
+    leaf_of(scheduler, CS)["numApplications"] = 7
+    metrics["clusterMetrics"]["appsPending"] = 4
+    obs = build_observation(metrics, scheduler, time=0.0, source="rest")
+    assert obs.waits[0] == Wait("root.default", WaitCause.MAX_APPS, 2, held_at)
+    assert wait_records(obs, GLOBAL_TARGET)[0]["knob"] == cure
+
+
 def test_cs_user_am_limit_binds_when_the_waiting_users_room_is_smaller() -> None:
     """Two users: the queue's AM limit has room for three more 1 GB AMs, but the waiting user
     ``bob`` already holds his own AM limit (user limit 50 %: ``amLimit`` 2 GB, both used)."""
-    metrics, scheduler = documents(CS)
+    metrics, scheduler = documents("capacity")
     leaf = leaf_of(scheduler, CS)
     leaf["AMResourceLimit"]["memory"] = 6144
     [alice] = leaf["users"]["user"]
@@ -119,7 +161,7 @@ def test_cs_a_user_at_its_user_limit_is_held_by_it_whatever_the_am_limits() -> N
 def test_cs_activated_apps_waiting_for_their_am_container_are_the_cluster_full() -> None:
     """Both apps activated (the AM limit let them in) but no node has room for their AMs:
     they are in no queue's pending count, only in the cluster's ``appsPending``."""
-    metrics, scheduler = documents(CS)
+    metrics, scheduler = documents("capacity")
     leaf = leaf_of(scheduler, CS)
     leaf["numPendingApplications"] = 0
     leaf["numActiveApplications"] = 5
@@ -129,7 +171,7 @@ def test_cs_activated_apps_waiting_for_their_am_container_are_the_cluster_full()
 
 def test_cs_no_app_running_is_never_the_am_limit() -> None:
     """``activateApplications`` exempts the first AM of a queue, whatever the limit."""
-    metrics, scheduler = documents(CS)
+    metrics, scheduler = documents("capacity")
     leaf = leaf_of(scheduler, CS)
     leaf["numActiveApplications"] = 0
     leaf["numApplications"] = 2
@@ -139,7 +181,7 @@ def test_cs_no_app_running_is_never_the_am_limit() -> None:
 def test_fs_max_running_apps_holds_what_passes_max_apps() -> None:
     """maxRunningApps 4 with three running: one of the two waiting is runnable (behind the AM
     share), the other is held by maxRunningApps."""
-    metrics, scheduler = documents(FS)
+    metrics, scheduler = documents("fair")
     leaf_of(scheduler, FS)["maxApps"] = 4
     assert waits(metrics, scheduler) == (
         Wait("root.default", WaitCause.MAX_APPS, 1),
@@ -150,13 +192,13 @@ def test_fs_max_running_apps_holds_what_passes_max_apps() -> None:
 
 
 def test_fs_room_under_the_am_share_means_the_cluster_is_full() -> None:
-    metrics, scheduler = documents(FS)
+    metrics, scheduler = documents("fair")
     leaf_of(scheduler, FS)["amMaxResources"]["memory"] = 8192
     assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.CLUSTER_FULL, 2),)
 
 
 def test_fs_an_am_share_never_computed_is_not_blamed() -> None:
     """``amMaxResources`` is 0 until an AM was tried, and stays 0 with maxAMShare -1."""
-    metrics, scheduler = documents(FS)
+    metrics, scheduler = documents("fair")
     leaf_of(scheduler, FS)["amMaxResources"]["memory"] = 0
     assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.CLUSTER_FULL, 2),)
