@@ -11,7 +11,7 @@ import dataclasses
 import math
 import sys
 import tempfile
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from statistics import mean, stdev
@@ -19,6 +19,7 @@ from typing import Any, TypeVar
 
 from amtuner.config import ControllerSettings
 from amtuner.model import SchedulerKind
+from amtuner.sim.sched_config import with_capacity_properties
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, PERIOD_S, Heartbeats, Workload
 from amtuner.sim.workload import load_workload
@@ -48,12 +49,14 @@ def simulate(
     node_vcores: int | None = None,
     heartbeats: Heartbeats = HADOOP_3,
     hadoop: str = "3",
+    properties: Mapping[str, str] | None = None,
 ) -> SimResult:
     """``spec`` (a workload, or its name for `load_workload`) with the global AM share fixed at
     ``a``, or (``a`` None) under ``policy`` every
     ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
     global value), its first cycle ``lead_s`` before the first job (0: with it); on nodes with
-    ``node_vcores`` vcores instead of the workload's."""
+    ``node_vcores`` vcores instead of the workload's; ``properties``: more settings of a
+    CapacityScheduler's file (a queue's ``max-parallel-apps``)."""
     workload = load_workload(spec, seed=seed) if isinstance(spec, str) else spec
     if a is None and lead_s:
         # Makespan and job completion times are measured from submissions, so they do not move.
@@ -63,6 +66,8 @@ def simulate(
         scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a,
         weights=workload.queue_weights,
     )  # fmt: skip
+    if properties:
+        config = with_capacity_properties(config, properties)
     sim = build_simulation(
         scheduler, workload, config, seed=seed, node_vcores=node_vcores,
         heartbeats=heartbeats, hadoop=hadoop,

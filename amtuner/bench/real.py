@@ -27,7 +27,7 @@ import subprocess
 import sys
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from datetime import datetime
 from pathlib import Path
@@ -43,6 +43,7 @@ from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build, ensure_built
 from amtuner.sim.control import UNGUARDED
+from amtuner.sim.sched_config import with_capacity_properties
 from amtuner.sim.simulation import SimResult, most_at_once
 from amtuner.sim.spec import IMMEDIATE, Heartbeats, JobSpec, TaskGroup, Workload
 
@@ -209,13 +210,20 @@ def run_real(
     work: Path,
     build: Build,
     batch: Workload | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> RealRun:
     """One run of ``batch`` (default: `workload`) on a fresh real cluster. ``a`` None runs
-    ``policy`` from the scheduler's default share."""
+    ``policy`` from the scheduler's default share. ``properties``: more settings of a
+    CapacityScheduler's file, in force (refreshed) before the batch is submitted."""
     work.mkdir(parents=True, exist_ok=True)
     start_a = DEFAULT_A[kind] if a is None else a
     session = requests.Session()
     with RealRM(cluster_spec(kind, start_a), work / "rm", build) as rm:
+        if properties:
+            rm.scheduler_file.write_bytes(
+                with_capacity_properties(rm.scheduler_file.read_bytes(), properties)
+            )
+            rm.refresh_queues()
         submitted = [
             apps.submit(session, rm.url, real_job(job), str(rm.markers))
             for job in (batch or workload()).jobs
@@ -290,17 +298,19 @@ def run_sim(
     policy: str,
     heartbeats: Heartbeats,
     batch: Workload | None = None,
+    properties: Mapping[str, str] | None = None,
 ) -> Figures:
-    """``batch`` (default: `workload`) through the simulator on the real cluster's shape, over
-    `SUITE_SEEDS` seeds, as bench paper's (`typical`). A seed draws the heartbeats' phases and
-    the tasks' jitter, which move a row's makespan as much as one real run differs from the
-    next (measured: docs/fidelity.md, "Calibration against Hadoop 3.5.0's RM"). One seed is one
-    draw; the mean is what the simulator expects of a real run."""
+    """``batch`` (default: `workload`) through the simulator on the real cluster's shape (with
+    `run_real`'s ``properties``), over `SUITE_SEEDS` seeds, as bench paper's (`typical`). A
+    seed draws the heartbeats' phases and the tasks' jitter, which move a row's makespan as
+    much as one real run differs from the next (measured: docs/fidelity.md, "Calibration
+    against Hadoop 3.5.0's RM"). One seed is one draw; the mean is what the simulator expects
+    of a real run."""
 
     def one(seed: int) -> SimResult:
         return simulate(
             batch or workload(), kind, a, seed, max_sim_seconds=RUN_TIMEOUT_S, policy=policy,
-            period_s=PERIOD_S, heartbeats=heartbeats,
+            period_s=PERIOD_S, heartbeats=heartbeats, properties=properties,
         )  # fmt: skip
 
     runs = [one(seed) for seed in range(SUITE_SEEDS)]

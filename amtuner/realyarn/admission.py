@@ -75,11 +75,13 @@ def simulated(
     batch: Sequence[Holder],
     am_mb: int,
     heartbeats: Heartbeats = HADOOP_3,
+    scheduler_file: bytes | None = None,
 ) -> Admitted:
     """The simulator's count for ``batch`` with AMs of ``am_mb`` on ``spec``'s shape and
-    placement settings at A = ``am_share``, after `SIM_SETTLE_S`."""
+    placement settings at A = ``am_share`` (or under ``scheduler_file``, the real RM's), after
+    `SIM_SETTLE_S`."""
     workload = holders(batch, am_mb)
-    config = default_scheduler_config(spec.scheduler, workload.queues, am_share)
+    config = scheduler_file or default_scheduler_config(spec.scheduler, workload.queues, am_share)
     sim = build_simulation(
         spec.scheduler, workload, config, nodes=spec.nodes, node_memory_mb=spec.node_memory_mb,
         node_vcores=spec.node_vcores, heartbeats=heartbeats, site=spec.scheduler_site(),

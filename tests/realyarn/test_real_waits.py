@@ -1,0 +1,81 @@
+"""Why apps wait, on Hadoop's own RM (issue 36): with a limit other than the queue's AM share
+holding apps, `amtuner once` names that limit and the setting that cures it, as the RM reports
+it, and the simulator holds the same apps back."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from amtuner.bench import real
+from amtuner.model import SchedulerKind
+from amtuner.realyarn import RealRM
+from amtuner.realyarn.admission import simulated
+from amtuner.realyarn.build import Build
+from amtuner.realyarn.capture import SCENES, stage
+from amtuner.realyarn.cluster import leftover_processes
+from amtuner.sim.sched_config import CS_PREFIX
+from tests.e2e.conftest import amtuner
+from tests.e2e.test_once import WAITING
+from tests.realyarn.test_real_once import DECISION, once_config
+
+WAITS = {
+    "capacity-max-parallel-apps":
+        "3 max-apps in root.default (cure: yarn.scheduler.capacity.root.default.max-parallel-apps)",
+    "fair-max-running-apps":
+        "3 max-apps in root.default (cure: maxRunningApps of queue root.default)",
+    "capacity-user-am-limit": "2 user-am-limit in root.default "
+        "(cure: yarn.scheduler.capacity.root.default.user-limit-factor)",
+}  # fmt: skip
+"""What `amtuner once` says of each scene's waiting apps (the RM's own counts: `SCENES`)."""
+
+
+@pytest.mark.parametrize("name", list(WAITS))
+def test_once_names_the_limit_that_holds_the_apps(
+    request: pytest.FixtureRequest, name: str, tmp_path: Path
+) -> None:
+    """CapacityScheduler ``max-parallel-apps`` 2 (``CSMaxRunningAppsEnforcer``) and
+    FairScheduler ``maxRunningApps`` 2 (``MaxRunningAppsEnforcer``), with room for eight AMs:
+    two of five apps run, three wait non-runnable. Two users under ``user-limit-factor`` 0.5:
+    each may hold half the queue's 6 GB AM limit (``getUserAMResourceLimitPerPartition``), so
+    alice's fourth and fifth wait while bob's two run. `amtuner once` names the limit and its
+    knob, raises A only for the limit A makes (the user AM limit is A x user-limit-factor)
+    and holds it, writing nothing, under the running-apps limits; the simulator, given the
+    same file, admits the same AMs."""
+    scene = SCENES[name]
+    rm: RealRM = request.getfixturevalue(f"{scene.kind}_rm")
+    data = stage(rm, scene)
+    sim = simulated(rm.spec, scene.am_share, scene.batch, 1024, scheduler_file=data)
+    assert (sim.admitted, sim.submitted) == (scene.running, len(scene.batch))
+
+    run = amtuner("once", "--config", str(once_config(tmp_path, rm)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert dict(WAITING.findall(run.stdout))["global"] == WAITS[name], run.stdout
+    ((target, old, new, rule),) = DECISION.findall(run.stdout)
+    assert target == "global"
+    if name == "capacity-user-am-limit":
+        assert float(new) > float(old), run.stdout
+    else:  # the guard holds the policy's raise, and nothing is written
+        assert (new, rule) == (old, "hold") and "A cures none of the waits" in run.stdout
+        assert rm.scheduler_file.read_bytes() == data
+
+
+def test_max_parallel_apps_runs_a_batch_on_the_real_rm_as_in_the_simulator(
+    realyarn_build: Build, tmp_path: Path
+) -> None:
+    """Five small jobs under ``max-parallel-apps`` 2 on root.default, at an A that has room for
+    eight 2 GB AMs: the real RM and the simulator both run two at a time (AMs at once, exact),
+    each next job made runnable as one ends, and finish the batch within 10 % of each other."""
+    props = {f"{CS_PREFIX}root.default.max-parallel-apps": "2"}
+    batch = dataclasses.replace(real.workload(), jobs=real.workload().jobs[::3][:5])
+    assert {j.profile for j in batch.jobs} == {"small"}
+    kind = SchedulerKind.CAPACITY
+    run = real.run_real(kind, 0.5, "paper", tmp_path, realyarn_build, batch, props)
+    sim = real.run_sim(kind, 0.5, "paper", real.HADOOP_HEARTBEATS, batch, props)
+    assert run.figures.ams_at_once == sim.ams_at_once == 2, (run.figures, sim)
+    diff = (sim.makespan_s - run.figures.makespan_s) / run.figures.makespan_s
+    print(f"max-parallel-apps 2: real {run.figures} sim {sim} makespan diff {diff:+.1%}")
+    assert abs(diff) <= 0.10, (run.figures, sim)
+    assert not leftover_processes(tmp_path)
