@@ -20,6 +20,8 @@ from amtuner.model import (
     QueueStats,
     Rule,
     SchedulerKind,
+    Wait,
+    WaitCause,
 )
 from amtuner.sim import capacity, fairshare
 
@@ -506,6 +508,26 @@ def test_room_is_no_reason_to_raise_when_every_waiting_am_fits_under_a() -> None
     d, _ = decide(obs(1, 0, 0, 0), ControllerState(a=0.5))
     assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
     assert d.case == Case.ALL_FIT
+
+
+def test_when_the_rm_says_an_am_limit_holds_them_a_rises_as_far_as_admits_them() -> None:
+    """The cluster's figures say every waiting AM fits under A 0.1, but one leaf's user AM limit
+    (its guarantee times A) holds 8 apps: its 14 AMs hold 23,552 MB, so admitting 8 more of the
+    same size needs A 0.1 x (23,552 + 8 x 1,682) / 23,552."""
+    leaf = QueueStats(
+        name="root.reports", pending_apps=8, running_apps=14, memory_used_mb=40_000,
+        am_memory_used_mb=23_552, memory_share_mb=TOTAL, am_share=0.1,
+    )  # fmt: skip
+    o = replace(
+        obs(8, 40, 65_000, 7_000, queues=(leaf,)),
+        waits=(Wait("root.reports", WaitCause.USER_AM_LIMIT, 8),),
+    )
+    d, _ = decide(o, seen(0.1, p=8))
+    assert d.case == Case.ROOM and d.direction is Direction.UP
+    assert d.new_a == pytest.approx(0.1 * (23_552 + 8 * 23_552 / 14) / 23_552, abs=1e-4)
+    assert "the RM's AM limit holds them" in d.reason
+    unheld = replace(o, waits=(Wait("root.reports", WaitCause.USER_LIMIT, 8),))
+    assert decide(unheld, seen(0.1, p=8))[0].case == Case.ALL_FIT
 
 
 def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:

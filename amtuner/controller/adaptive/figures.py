@@ -70,6 +70,17 @@ class Figures:
     reserved: float = 0.0
     """Memory reserved on nodes for containers that did not fit (the cluster's, a share of the
     target's denominator): what frees there goes to them, not to more AMs."""
+    a_admitting_held: float = 0.0
+    """Where the RM's own figures show an AM limit holding waiting apps of the target
+    (`amtuner.monitor.waits`: a user's AM limit, or a leaf's, which the target's shares do not
+    see), the A that admits them all; 0 where none holds any. A limit that holds apps is full,
+    and it is proportional to A, so it must grow by the held apps' AMs over the AMs it holds:
+    the largest such growth over the leaves. Counting a leaf's AMs for one user's limit
+    understates it, so the A is at most what they need."""
+
+    @property
+    def am_limit_holds(self) -> bool:
+        return self.a_admitting_held > 0
 
     @property
     def backlog(self) -> float:
@@ -287,8 +298,20 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
     floating = from_available and len(shares) > 1 and shares[0][0] >= shares[1][0]
     return Figures(
         p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating,
-        reserved,
+        reserved, _a_admitting_held(obs, target, settings.a_max),
     )
+
+
+def _a_admitting_held(obs: Observation, target: str, a_max: float) -> float:
+    held = {w.queue for w in obs.waits_for(target) if w.cause.a_cures}
+    growth = 0.0
+    for q in obs.queues:
+        if q.name not in held or not (q.am_memory_used_mb and q.running_apps and q.am_share):
+            continue
+        each = q.am_memory_used_mb / q.running_apps
+        wanted = q.am_share * (q.am_memory_used_mb + q.pending_apps * each) / q.am_memory_used_mb
+        growth = max(growth, wanted)
+    return min(growth, a_max)
 
 
 def task_aim(t2: float, am_to_task: float, work: float = 1.0) -> float:

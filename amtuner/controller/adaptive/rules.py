@@ -186,9 +186,16 @@ def _newcomers_into_short_jobs(p: Period) -> Proposal | None:
 
 def _room_but_every_am_fits(p: Period) -> Proposal | None:
     """Room, but A holds nobody back: every waiting app's AM fits under it (one arrival of a
-    trickle)."""
-    if p.f.claimed >= ROOMY or p.f.a_for_all_waiting > p.a:
+    trickle). Unless the RM's figures show an AM limit holding some (a user's AM limit is the
+    queue's guarantee times A, less than the queue's own when it borrows; a leaf's is its own
+    capacity's): then A rises as far as admits them (`Figures.a_admitting_held`), no further,
+    since the target's figures said it had room for them."""
+    f = p.f
+    if f.claimed >= ROOMY or f.a_for_all_waiting > p.a:
         return None
+    if f.am_limit_holds:
+        why = f"{_ROOM}; the RM's AM limit holds them, A {f.a_admitting_held:.4g} admits them"
+        return Proposal(Case.ROOM, why, want=1, cap=max(f.a_admitting_held - p.a, 0.0))
     return Proposal(Case.ALL_FIT, "room, and every waiting app's AM fits under A: A binds nobody")
 
 
