@@ -236,7 +236,7 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
     none) and the risks found, each line printed as it is found."""
     from amtuner.executor import ExecutorError, make_refresher
     from amtuner.executor.source import open_config
-    from amtuner.kerberos import admin_acl_verdict
+    from amtuner.kerberos import ADMIN_ACL, admin_acl_verdict, short_name
     from amtuner.monitor import ObservationError, RMClient, make_session
     from amtuner.readback import check_risks
     from amtuner.risks import find_risks, untuned_partitions
@@ -276,7 +276,7 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         environment=None if login is None else login.fresh_environment,
     )  # fmt: skip
     try:
-        _, sched_file = open_config(cfg.scheduler.config_file, obs.scheduler, refresher)
+        store, sched_file = open_config(cfg.scheduler.config_file, obs.scheduler, refresher)
         values = {
             t: sched_file.effective_value(t) for t in cfg.scheduler.targets or (GLOBAL_TARGET,)
         }
@@ -299,6 +299,11 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
             risks.append(why)
         else:
             print(f"acl       {why}")
+    elif principal is not None and store is not None:
+        print(
+            f"acl       {principal} ({short_name(principal)!r}) may change the store: the RM let "
+            f"it GET scheduler-conf, which is for {ADMIN_ACL}'s users"
+        )
     print(f"refresh   {shown(refresher.describe())}")
     return code, risks
 
