@@ -1,11 +1,13 @@
 """amtuner against a Kerberised real RM: SPNEGO, tickets of its own, rmadmin and the mutation API.
 
-Two secured clusters (`amtuner.realyarn.secure`), each started once for this module: ``http`` (a
-file-based CapacityScheduler, refreshed by Hadoop's RMAdminCLI) and ``https`` (HTTPS only, with a
-CA of the test's own, and a mutable store changed by ``PUT scheduler-conf``). Their KDC issues
-tickets of `LIFETIME_S`, so amtuner must renew within a test. ``yarn.admin.acl`` names
-``amtuner``; ``tenant`` has a keytab too and is refused admin calls. amtuner runs with only the
-cluster's krb5.conf in its environment: no KRB5CCNAME, no kinit.
+Four secured clusters (`amtuner.realyarn.secure`), one at a time (each started once for this
+module, stopped before the next starts): ``http`` and ``https`` (HTTPS only, with a CA of the
+test's own), each either file-based (a CapacityScheduler refreshed by Hadoop's RMAdminCLI) or
+``-store`` (a mutable store changed by ``PUT scheduler-conf``; the RM refuses ``rmadmin
+-refreshQueues`` there, so one cluster cannot serve both). Their KDC issues tickets of
+`LIFETIME_S`, so amtuner must renew within a test. ``yarn.admin.acl`` names ``amtuner``;
+``tenant`` has a keytab too and is refused admin calls. amtuner runs with only the cluster's
+krb5.conf in its environment: no KRB5CCNAME, no kinit.
 
 Without the Kerberos client libraries (``gssapi``, the ``kerberos`` extra) these tests skip with
 the reason, unless AMTUNER_REQUIRE_REALYARN=1 (CI), which makes that a failure.
@@ -29,7 +31,7 @@ import requests
 
 from amtuner.config import RMSettings
 from amtuner.executor import SchedulerFile
-from amtuner.model import SchedulerKind
+from amtuner.model import GLOBAL_TARGET, SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build
 from amtuner.realyarn.cluster import leftover_processes
@@ -44,14 +46,12 @@ from tests.realyarn.test_real_once import DECISION, expected_am_limit_mb
 LIFETIME_S = 30
 """The longest ticket the test KDC issues."""
 SPECS = {
-    "http": ClusterSpec(
-        SchedulerKind.CAPACITY, nodes=1, am_share=0.25,
-        security=Security(ticket_lifetime_s=LIFETIME_S),
-    ),
-    "https": ClusterSpec(
-        SchedulerKind.CAPACITY, nodes=1, am_share=0.25, mutable_store=True,
-        security=Security(ticket_lifetime_s=LIFETIME_S, https=True),
-    ),
+    f"{web}{store}": ClusterSpec(
+        SchedulerKind.CAPACITY, nodes=1, am_share=0.25, mutable_store=bool(store),
+        security=Security(ticket_lifetime_s=LIFETIME_S, https=web == "https"),
+    )
+    for web in ("http", "https")
+    for store in ("", "-store")
 }  # fmt: skip
 """One 8 GB NodeManager each: AMs of 1 GB, two of them at A 0.25."""
 STORE_KEY = "yarn.scheduler.capacity.maximum-am-resource-percent"
@@ -69,8 +69,17 @@ def kerberos_client() -> None:
         pytest.skip(f"no {why}")
 
 
-def _cluster(kind: str, build: Build, factory: pytest.TempPathFactory) -> Iterator[RealRM]:
-    rm = RealRM(SPECS[kind], factory.mktemp(f"kerberos-{kind}"), build).start()
+@pytest.fixture(scope="module")
+def secured_rm(
+    request: pytest.FixtureRequest,
+    kerberos_client: None,
+    realyarn_build: Build,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RealRM]:
+    """The cluster `on` names; pytest runs a cluster's tests together and stops it before it
+    starts the next, so one JVM at a time."""
+    kind = request.param
+    rm = RealRM(SPECS[kind], tmp_path_factory.mktemp(f"kerberos-{kind}"), realyarn_build).start()
     try:
         yield rm
     finally:
@@ -79,18 +88,12 @@ def _cluster(kind: str, build: Build, factory: pytest.TempPathFactory) -> Iterat
         assert not left, f"processes outlived their cluster: {left}"
 
 
-@pytest.fixture(scope="module")
-def http_rm(
-    kerberos_client: None, realyarn_build: Build, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RealRM]:
-    yield from _cluster("http", realyarn_build, tmp_path_factory)
+def on(*kinds: str) -> pytest.MarkDecorator:
+    """The test runs once on each of these clusters (`SPECS`)."""
+    return pytest.mark.parametrize("secured_rm", kinds, indirect=True)
 
 
-@pytest.fixture(scope="module")
-def https_rm(
-    kerberos_client: None, realyarn_build: Build, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[RealRM]:
-    yield from _cluster("https", realyarn_build, tmp_path_factory)
+EVERY = on(*SPECS)
 
 
 def keytab(rm: RealRM, user: str) -> Path:
@@ -130,6 +133,14 @@ class Admin:
         conf = r.json()
         props = conf["property"] if "property" in conf else conf["configuration"]["property"]
         return float(next(p["value"] for p in props if p["name"] == STORE_KEY))
+
+    def configured(self) -> float:
+        """The global AM share amtuner would change: in the store, or in the scheduler file."""
+        if self.rm.spec.mutable_store:
+            return self.store_value()
+        return SchedulerFile.read(self.rm.scheduler_file, self.rm.spec.scheduler).effective_value(
+            GLOBAL_TARGET
+        )
 
     def set_am_share(self, share: float) -> None:
         """The global AM share, in force: the file and rmadmin, or a PUT to the store."""
@@ -210,7 +221,7 @@ class Recorder:
     """A forwarding proxy on localhost that notes the Authorization header of every request:
     what amtuner sent, before the RM judged it. Headers pass both ways unchanged."""
 
-    def __init__(self, target: str) -> None:
+    def __init__(self, target: str, verify: str | bool) -> None:
         self.seen: list[tuple[str, str, str | None]] = []
         recorder = self
 
@@ -223,7 +234,7 @@ class Recorder:
                 headers = {k: v for k, v in self.headers.items() if k.lower() != "host"}
                 r = requests.request(
                     self.command, target + self.path, headers=headers, data=body,
-                    allow_redirects=False, timeout=30,
+                    allow_redirects=False, timeout=30, verify=verify,
                 )  # fmt: skip
                 self.send_response(r.status_code)
                 for k, v in r.headers.items():
@@ -247,89 +258,118 @@ class Recorder:
         self.server.server_close()
 
 
-# -- the file-based cluster over HTTP: rmadmin ----------------------------------------------
+# -- on every cluster: check, once, the admin ACL, no request without SPNEGO ---------------
 
 
+@EVERY
 def test_check_names_the_principal_its_keytab_and_the_acl(
-    http_rm: RealRM, admin_of: Any, tmp_path: Path
+    secured_rm: RealRM, admin_of: Any, tmp_path: Path
 ) -> None:
-    """(a_min 0.25: `check` counts an AM as MapReduce's 2 GB, docs/real-yarn.md.)"""
-    admin_of(http_rm)
+    """The file-based cluster's ACL is read from its yarn-site.xml; the store's is what the RM
+    answers ``GET scheduler-conf`` with (`check` sends no PUT). (a_min 0.25: `check` counts an
+    AM as MapReduce's 2 GB, docs/real-yarn.md.)"""
+    admin_of(secured_rm)
     a_min = {"a_min": 0.25}
-    run = amtuner("check", "--config", str(config(tmp_path, http_rm, controller=a_min)))
+    run = amtuner("check", "--config", str(config(tmp_path, secured_rm, controller=a_min)))
     out = run.stdout + run.stderr
     assert run.returncode == 0, out
     principal = client_principal("amtuner")
     assert f"kerberos  ok: {principal}, ticket valid for" in out
-    assert f"keytab {keytab(http_rm, 'amtuner')}" in out
-    assert f"acl       {principal} ('amtuner') may refresh" in out
+    assert f"keytab {keytab(secured_rm, 'amtuner')}" in out
+    may = "change the store" if secured_rm.spec.mutable_store else "refresh"
+    assert f"acl       {principal} ('amtuner') may {may}" in out, out
 
     tenant = amtuner(
-        "check", "--config", str(config(tmp_path, http_rm, "tenant", controller=a_min))
+        "check", "--config", str(config(tmp_path, secured_rm, "tenant", controller=a_min))
     )
-    assert tenant.returncode == 1, tenant.stdout + tenant.stderr
-    assert "('tenant') is not in yarn.admin.acl 'amtuner'" in tenant.stdout, tenant.stdout
+    if secured_rm.spec.mutable_store:  # refused the read: the configuration is unusable
+        assert tenant.returncode == 4, tenant.stdout + tenant.stderr
+        assert "yarn.admin.acl must name 'tenant'" in tenant.stdout, tenant.stdout
+    else:  # a risk, from the RM's yarn-site.xml
+        assert tenant.returncode == 1, tenant.stdout + tenant.stderr
+        assert "('tenant') is not in yarn.admin.acl 'amtuner'" in tenant.stdout, tenant.stdout
 
     nobody = client_principal("nobody")
-    wrong = amtuner("check", "--config", str(config(tmp_path, http_rm, rm={"principal": nobody})))
+    wrong = amtuner(
+        "check", "--config", str(config(tmp_path, secured_rm, rm={"principal": nobody}))
+    )
     assert wrong.returncode == 2, wrong.stdout + wrong.stderr
     assert f"holds no key for rm.principal {nobody} (it holds: {principal})" in wrong.stdout
 
 
-def test_once_raises_a_through_rmadmin_with_its_own_ticket(
-    http_rm: RealRM, admin_of: Any, tmp_path: Path
+@EVERY
+def test_once_raises_a_with_its_own_ticket(
+    secured_rm: RealRM, admin_of: Any, tmp_path: Path
 ) -> None:
-    """Two AMs fit, two apps wait: `amtuner once` observes over SPNEGO, writes the file and
-    refreshes through RMAdminCLI, which logs in from amtuner's own ticket cache."""
-    admin = admin_of(http_rm)
+    """Two AMs fit, two apps wait: `amtuner once` observes over SPNEGO and raises A, in the file
+    refreshed through RMAdminCLI (which logs in from amtuner's own ticket cache) or by ``PUT
+    scheduler-conf``, and the RM enforces the new limit."""
+    admin = admin_of(secured_rm)
     admin.hold(2, 2)
-    run = amtuner("once", "--config", str(config(tmp_path, http_rm)))
+    before = admin.configured()
+    run = amtuner("once", "--config", str(config(tmp_path, secured_rm)))
     assert run.returncode == 0, run.stdout + run.stderr
     ((target, old, new, rule),) = DECISION.findall(run.stdout)
-    assert (target, rule) == ("global", "under-allocation") and float(new) > float(old)
-    expected = expected_am_limit_mb(http_rm, float(new))
+    assert (target, float(old), rule) == ("global", before, "under-allocation"), run.stdout
+    assert float(new) > before
+    assert f"via rest {secured_rm.url.split(':')[0]}://localhost:" in run.stdout, run.stdout
+    assert admin.configured() == float(new)
+    expected = expected_am_limit_mb(secured_rm, float(new))
     wait_for(lambda: admin.am_limit_mb() == expected, 30, f"AM limit {expected} MB")
     assert (tmp_path / "krb5cc").is_file(), "amtuner's own ticket cache, beside its state"
 
 
+@EVERY
 def test_a_principal_outside_the_admin_acl_changes_nothing(
-    http_rm: RealRM, admin_of: Any, tmp_path: Path
+    secured_rm: RealRM, admin_of: Any, tmp_path: Path
 ) -> None:
-    """``tenant`` reads the RM but may not refresh: RMAdminCLI is refused, amtuner says it is
-    the admin ACL, puts its file back, and the RM keeps its limit."""
-    admin = admin_of(http_rm)
+    """``tenant`` reads the RM but may not change it: RMAdminCLI or the mutation API refuses
+    it, amtuner says it is the admin ACL, the file (put back) or the store is as it was, and
+    the RM keeps its limit."""
+    admin = admin_of(secured_rm)
     admin.hold(2, 2)
-    before = http_rm.scheduler_file.read_bytes()
+    before = secured_rm.scheduler_file.read_bytes(), admin.configured()
     limit = admin.am_limit_mb()
-    run = amtuner("once", "--config", str(config(tmp_path, http_rm, "tenant")))
+    run = amtuner("once", "--config", str(config(tmp_path, secured_rm, "tenant")))
     out = run.stdout + run.stderr
-    assert run.returncode == 5, out
-    assert "the caller is not in the RM's yarn.admin.acl" in out
-    assert "User tenant doesn't have permission to call 'refreshQueues'" in out
-    assert http_rm.scheduler_file.read_bytes() == before
+    if secured_rm.spec.mutable_store:  # GET scheduler-conf is refused already
+        assert run.returncode == 4, out
+        assert "scheduler-conf failed with HTTP 403: " in out, out
+        assert "yarn.admin.acl must name 'tenant'" in out, out
+    else:
+        assert run.returncode == 5, out
+        assert "the caller is not in the RM's yarn.admin.acl" in out
+        assert "User tenant doesn't have permission to call 'refreshQueues'" in out
+    assert (secured_rm.scheduler_file.read_bytes(), admin.configured()) == before
     assert admin.am_limit_mb() == limit == 2 * 1024
     assert admin.metrics()["appsRunning"] == 2
 
 
+@EVERY
 def test_every_request_carries_spnego_and_none_goes_without_a_ticket(
-    http_rm: RealRM, admin_of: Any, tmp_path: Path
+    secured_rm: RealRM, admin_of: Any, tmp_path: Path
 ) -> None:
-    """Through a recording proxy: with its keytab, each request amtuner sends carries a
-    Negotiate token from the start (none waits for a 401); with no ticket to be had, nothing is
-    sent at all, the cycle fails naming what is missing, and the file is untouched."""
-    admin_of(http_rm)
-    proxy = Recorder(http_rm.url)
+    """Through a recording proxy (plain HTTP to amtuner, the cluster's scheme to the RM): with
+    its keytab, each request amtuner sends, the change included, carries a Negotiate token from
+    the start (none waits for a 401); with no ticket to be had, nothing is sent at all, the
+    cycle fails naming what is missing, and the configuration is untouched."""
+    admin = admin_of(secured_rm)
+    admin.hold(2, 2)
+    proxy = Recorder(secured_rm.url, ca(secured_rm))
     try:
-        good = config(tmp_path, http_rm, rm={"urls": [proxy.url]})
+        good = config(tmp_path, secured_rm, rm={"urls": [proxy.url]})
         run = amtuner("once", "--config", str(good))
         assert run.returncode == 0, run.stdout + run.stderr
+        assert DECISION.findall(run.stdout), run.stdout
         assert len(proxy.seen) >= 2, proxy.seen
         assert all((auth or "").startswith("Negotiate ") for _, _, auth in proxy.seen), proxy.seen
+        if secured_rm.spec.mutable_store:
+            assert ("PUT", "/ws/v1/cluster/scheduler-conf") in {m[:2] for m in proxy.seen}
 
         proxy.seen.clear()
-        before = http_rm.scheduler_file.read_bytes()
+        before = secured_rm.scheduler_file.read_bytes(), admin.configured()
         none = config(
-            tmp_path, http_rm,
+            tmp_path, secured_rm,
             rm={"urls": [proxy.url], "principal": None, "keytab": None,
                 "ticket_cache": str(tmp_path / "no-such-cache")},
         )  # fmt: skip
@@ -337,20 +377,26 @@ def test_every_request_carries_spnego_and_none_goes_without_a_ticket(
         assert run.returncode == 3, run.stdout + run.stderr
         assert "no Kerberos ticket" in run.stdout and "set rm.keytab" in run.stdout, run.stdout
         assert proxy.seen == []
-        assert http_rm.scheduler_file.read_bytes() == before
+        assert (secured_rm.scheduler_file.read_bytes(), admin.configured()) == before
     finally:
         proxy.close()
 
 
+# -- run: renewal, on HTTP with rmadmin and on HTTPS with the mutation API -------------------
+
+
+@on("http", "https-store")
 def test_run_renews_its_ticket_past_two_lifetimes(
-    http_rm: RealRM, admin_of: Any, tmp_path: Path
+    secured_rm: RealRM, admin_of: Any, tmp_path: Path
 ) -> None:
     """`amtuner run` cycles for over two ticket lifetimes with no auth failure; then two apps
-    wait and it raises A through rmadmin, with the ticket it renewed itself."""
-    admin = admin_of(http_rm)
-    admin.set_am_share(share_for(http_rm, 2))
+    wait and it raises A (through rmadmin, or a PUT over HTTPS) with the ticket it renewed
+    itself. The two clusters between them renew for every channel: REST over HTTP and HTTPS,
+    RMAdminCLI, and the mutation API."""
+    admin = admin_of(secured_rm)
+    admin.set_am_share(share_for(secured_rm, 2))
     cfg = config(
-        tmp_path, http_rm, controller={"period_seconds": 3.0},
+        tmp_path, secured_rm, controller={"period_seconds": 3.0},
         metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
     )  # fmt: skip
     proc = subprocess.Popen(
@@ -375,19 +421,18 @@ def test_run_renews_its_ticket_past_two_lifetimes(
         assert cycles(samples) >= 2 * LIFETIME_S / 3 / 2, samples
 
         for _ in range(4):
-            apps.submit(admin.session, http_rm.url, apps.RealJob(), str(http_rm.markers))
+            apps.submit(admin.session, secured_rm.url, apps.RealJob(), str(secured_rm.markers))
 
         def raised() -> bool:
             a = scrape(metrics_url).get(("amtuner_am_share_ratio", (("target", "global"),)))
-            return a is not None and a > share_for(http_rm, 2)
+            return a is not None and a > share_for(secured_rm, 2)
 
         wait_while_running(raised, "A to rise", proc)
-        on_disk = SchedulerFile.read(http_rm.scheduler_file, http_rm.spec.scheduler)
         wait_for(
-            lambda: admin.am_limit_mb()
-            == expected_am_limit_mb(http_rm, on_disk.effective_value("")),
+            lambda: admin.am_limit_mb() == expected_am_limit_mb(secured_rm, admin.configured()),
             30, "the RM to load the raised A",
         )  # fmt: skip
+        assert admin.configured() > share_for(secured_rm, 2)
         assert scrape(metrics_url).get(auth, 0) == 0, log.text()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, log.text()
@@ -398,44 +443,20 @@ def test_run_renews_its_ticket_past_two_lifetimes(
     assert "refresh-failed" not in log.text(), log.text()
 
 
-# -- the mutable store over HTTPS only: the mutation API -------------------------------------
+# -- HTTPS only -------------------------------------------------------------------------------
 
 
-def test_once_puts_the_change_into_the_store_over_https(
-    https_rm: RealRM, admin_of: Any, tmp_path: Path
-) -> None:
-    admin = admin_of(https_rm)
-    admin.hold(2, 2)
-    before = admin.store_value()
-    run = amtuner("once", "--config", str(config(tmp_path, https_rm)))
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert "via rest https://localhost:" in run.stdout, run.stdout
-    ((target, old, new, rule),) = DECISION.findall(run.stdout)
-    assert (target, float(old), rule) == ("global", before, "under-allocation")
-    assert admin.store_value() == float(new) > before
-    assert admin.am_limit_mb() == expected_am_limit_mb(https_rm, float(new))
-
-
-def test_the_mutation_api_refuses_a_principal_outside_the_admin_acl(
-    https_rm: RealRM, admin_of: Any, tmp_path: Path
-) -> None:
-    admin = admin_of(https_rm)
-    admin.hold(2, 2)
-    before = admin.store_value()
-    run = amtuner("once", "--config", str(config(tmp_path, https_rm, "tenant")))
-    out = run.stdout + run.stderr
-    assert run.returncode != 0, out
-    assert "yarn.admin.acl must name 'tenant'" in out, out
-    assert admin.store_value() == before
-    assert admin.am_limit_mb() == 2 * 1024
-
-
+@on("https")
 def test_plain_http_and_an_unknown_ca_are_refused(
-    https_rm: RealRM, admin_of: Any, tmp_path: Path
+    secured_rm: RealRM, admin_of: Any, tmp_path: Path
 ) -> None:
     """HTTPS only: the RM does not answer HTTP on its port, and amtuner does not trust it
     without the test's CA."""
-    admin_of(https_rm)
-    untrusted = amtuner("check", "--config", str(config(tmp_path, https_rm, rm={"verify": True})))
+    admin_of(secured_rm)
+    untrusted = amtuner("check", "--config", str(config(tmp_path, secured_rm, rm={"verify": True})))
     assert untrusted.returncode == 3, untrusted.stdout + untrusted.stderr
     assert "CERTIFICATE_VERIFY_FAILED" in untrusted.stdout, untrusted.stdout
+
+    plain = secured_rm.url.replace("https://", "http://")
+    refused = amtuner("check", "--config", str(config(tmp_path, secured_rm, rm={"urls": [plain]})))
+    assert refused.returncode == 3, refused.stdout + refused.stderr
