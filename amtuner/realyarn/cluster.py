@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
@@ -178,11 +179,12 @@ class RealRM:
         self.scheduler_file.write_bytes(data)
         return data
 
-    def refresh_queues(self) -> None:
-        """``yarn rmadmin -refreshQueues``: the RM reloads the scheduler file (RMAdminCLI)."""
+    def refresh_queues(self, env: Mapping[str, str] | None = None) -> None:
+        """``yarn rmadmin -refreshQueues``: the RM reloads the scheduler file (RMAdminCLI). A
+        secured cluster's caller passes the environment naming its ticket cache (KRB5CCNAME)."""
         done = subprocess.run(
             [str(self.yarn), "rmadmin", "-refreshQueues"], capture_output=True, text=True,
-            timeout=60,
+            timeout=60, env=env,
         )  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(f"refreshQueues exited {done.returncode}: {done.stderr}")

@@ -152,11 +152,7 @@ class Admin:
             assert r.status_code == 200, r.text
             return
         self.rm.write_scheduler_file(share)
-        done = subprocess.run(
-            [str(self.rm.yarn), "rmadmin", "-refreshQueues"], capture_output=True, text=True,
-            timeout=60, env={**os.environ, **self.login.fresh_environment()},
-        )  # fmt: skip
-        assert done.returncode == 0, done.stdout + done.stderr
+        self.rm.refresh_queues({**os.environ, **self.login.fresh_environment()})
 
     def hold(self, k: int, waiting: int) -> None:
         """A set so k AMs fit, k + waiting apps submitted, k running."""
