@@ -1,31 +1,114 @@
 """The setting that cures each `WaitCause`, named as an operator finds it in the scheduler's
-file (the keys' home is the executor, which writes them)."""
+file (the keys' home is the executor, which writes them), and what the file sets it to."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
-from amtuner.executor.xmledit import CS_PREFIX, capacity_key
-from amtuner.model import USERS_LIMIT, Observation, SchedulerKind, Wait, WaitCause
+from amtuner.executor.xmledit import (
+    CS_DEFAULT,
+    CS_GLOBAL_KEY,
+    CS_PREFIX,
+    FS_DEFAULT,
+    FS_GLOBAL_TAG,
+    FS_QUEUE_TAG,
+    SchedulerFile,
+    capacity_key,
+)
+from amtuner.model import (
+    GLOBAL_TARGET,
+    USERS_LIMIT,
+    Observation,
+    SchedulerKind,
+    Wait,
+    WaitCause,
+)
 from amtuner.safetext import shown
+
+CLUSTER_CAPACITY = "cluster capacity (more nodes, or fewer running tasks)"
+UNLIMITED = "unlimited"
+
+
+@dataclass(frozen=True, slots=True)
+class Setting:
+    """One setting of the scheduler's file behind a knob, and what applies while it is unset:
+    the file-wide ``fallback`` when the file sets that, else Hadoop's ``default``."""
+
+    key: str
+    """A CapacityScheduler property, or a FairScheduler element's tag."""
+    queue: str = GLOBAL_TARGET
+    """FairScheduler: the leaf whose element it is (the global target: ``<allocations>``')."""
+    default: str = UNLIMITED
+    fallback: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.key} of queue {self.queue}" if self.queue else self.key
+
+    def in_file(self, sched_file: SchedulerFile) -> str:
+        """``<name> = <value>`` as the file sets it, else ``<name> unset: default <value>``."""
+        own = sched_file.setting(self.key, self.queue)
+        if own is not None:
+            return f"{self.name} = {own}"
+        inherited = sched_file.setting(self.fallback) if self.fallback else None
+        if inherited is not None:
+            return f"{self.name} unset: default {inherited} ({self.fallback})"
+        return f"{self.name} unset: default {self.default}"
+
+
+def settings(
+    cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: str = ""
+) -> tuple[Setting, ...]:
+    """The settings that make the limit holding a wait, the knob first (``held_at``:
+    `Wait.held_at`), with Hadoop's defaults: ``CapacitySchedulerConfiguration``
+    (``DEFAULT_USER_LIMIT_FACTOR`` 1, ``DEFAULT_USER_LIMIT`` 100, max-parallel-apps
+    ``Integer.MAX_VALUE``) and ``AllocationConfiguration`` (``queueMaxAppsDefault`` and
+    ``userMaxAppsDefault`` ``Integer.MAX_VALUE``, ``queueMaxAMShareDefault`` 0.5). None for a
+    full cluster."""
+    if cause is WaitCause.CLUSTER_FULL or not queue:
+        return ()
+    if scheduler is SchedulerKind.FAIR:
+        if cause is WaitCause.QUEUE_AM_LIMIT:
+            return (Setting(FS_QUEUE_TAG, queue, f"{FS_DEFAULT:g}", FS_GLOBAL_TAG),)
+        return (
+            Setting("maxRunningApps", queue, fallback="queueMaxAppsDefault"),
+            Setting("userMaxAppsDefault"),
+        )
+    if cause is WaitCause.QUEUE_AM_LIMIT:
+        return (Setting(capacity_key(queue), default=f"{CS_DEFAULT:g}", fallback=CS_GLOBAL_KEY),)
+    if cause in (WaitCause.USER_AM_LIMIT, WaitCause.USER_LIMIT):
+        return (
+            Setting(f"{CS_PREFIX}{queue}.user-limit-factor", default="1"),
+            Setting(f"{CS_PREFIX}{queue}.minimum-user-limit-percent", default="100"),
+        )
+    if held_at == USERS_LIMIT:
+        return (Setting(f"{CS_PREFIX}user.max-parallel-apps"),)
+    own = f"{CS_PREFIX}{held_at or queue}.max-parallel-apps"
+    return (Setting(own, fallback=f"{CS_PREFIX}max-parallel-apps"),)
 
 
 def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: str = "") -> str:
     """The setting that cures a wait, as an operator finds it in the scheduler's file
     (``held_at``: `Wait.held_at`)."""
-    if cause is WaitCause.CLUSTER_FULL or not queue:
-        return "cluster capacity (more nodes, or fewer running tasks)"
-    if scheduler is SchedulerKind.FAIR:
-        tag = "maxAMShare" if cause is WaitCause.QUEUE_AM_LIMIT else "maxRunningApps"
-        return f"{tag} of queue {queue}"
-    if cause is WaitCause.QUEUE_AM_LIMIT:
-        return capacity_key(queue)
-    if cause in (WaitCause.USER_AM_LIMIT, WaitCause.USER_LIMIT):
-        return f"{CS_PREFIX}{queue}.user-limit-factor"
-    if held_at == USERS_LIMIT:
-        return f"{CS_PREFIX}user.max-parallel-apps (or user.<user>.max-parallel-apps)"
-    return f"{CS_PREFIX}{held_at or queue}.max-parallel-apps"
+    found = settings(cause, scheduler, queue, held_at)
+    if not found:
+        return CLUSTER_CAPACITY
+    if held_at == USERS_LIMIT and scheduler is SchedulerKind.CAPACITY:
+        return f"{found[0].name} (or user.<user>.max-parallel-apps)"
+    return found[0].name
+
+
+def settings_in_file(obs: Observation, target: str, sched_file: SchedulerFile) -> list[str]:
+    """Each setting behind one target's waits once, as the file sets it (`Setting.in_file`);
+    the queue's name is the RM's, so it is made safe to show."""
+    found = dict.fromkeys(
+        s
+        for w in obs.waits_for(target)
+        for s in settings(w.cause, obs.scheduler, w.queue, w.held_at)
+    )
+    return [shown(s.in_file(sched_file)) for s in found]
 
 
 def wait_records(obs: Observation, target: str) -> list[dict[str, object]]:

@@ -39,6 +39,8 @@ CS_QUEUE_SUFFIX = ".maximum-am-resource-percent"
 CS_DEFAULT = 0.1
 """``DEFAULT_MAXIMUM_APPLICATIONMASTERS_RESOURCE_PERCENT`` (2.x to 3.4)."""
 CS_RESOURCE_CALCULATOR = CS_PREFIX + "resource-calculator"
+FS_GLOBAL_TAG = "queueMaxAMShareDefault"
+FS_QUEUE_TAG = "maxAMShare"
 FS_DEFAULT = 0.5
 """FairScheduler's built-in ``queueMaxAMShareDefault``."""
 FS_QUEUE_TAGS = ("queue", "pool")
@@ -194,9 +196,9 @@ class SchedulerFile:
     def _fair_value_node(self, target: str) -> tuple[Node, Node | None]:
         """(element that holds or would hold the value, value element if present)."""
         if target == GLOBAL_TARGET:
-            holder, tag = self._root, "queueMaxAMShareDefault"
+            holder, tag = self._root, FS_GLOBAL_TAG
         else:
-            holder, tag = self._fair_queue(target), "maxAMShare"
+            holder, tag = self._fair_queue(target), FS_QUEUE_TAG
         values = [c for c in holder.children if c.tag == tag]
         return holder, values[-1] if values else None  # FS lets the last one win
 
@@ -302,6 +304,21 @@ class SchedulerFile:
         name = value.text.strip() if value is not None else ""
         return bool(name) and not name.endswith(".DefaultResourceCalculator")
 
+    def setting(self, key: str, queue: str = GLOBAL_TARGET) -> str | None:
+        """The text the file gives a setting amtuner only reads, None when it sets none: a
+        CapacityScheduler property (``key`` its full name), or a FairScheduler element ``key``
+        of the leaf ``queue`` (``<allocations>``' own for the global target; a queue the file
+        does not declare sets nothing)."""
+        if self.kind is SchedulerKind.CAPACITY:
+            node = _value_child(self._property(key))
+        else:
+            try:
+                holder = self._root if queue == GLOBAL_TARGET else self._fair_queue(queue)
+            except ExecutorError:
+                return None
+            node = next((c for c in reversed(holder.children) if c.tag == key), None)
+        return None if node is None else node.text.strip()
+
     def effective_value(self, target: str) -> float:
         """What the scheduler applies: the queue's own value, else the file-wide default."""
         value = self.current_value(target)
@@ -319,7 +336,7 @@ class SchedulerFile:
             holder, node = self._fair_value_node(target)
             if node is not None:
                 return replace_text(data, node, text)
-            tag = b"maxAMShare" if target != GLOBAL_TARGET else b"queueMaxAMShareDefault"
+            tag = (FS_QUEUE_TAG if target != GLOBAL_TARGET else FS_GLOBAL_TAG).encode()
             element = b"<" + tag + b">" + text + b"</" + tag + b">"
             return insert_lines(data, root, holder, [element])
         node = self._capacity_value_node(target)
