@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     import requests
 
     from amtuner.cycle import Cycle, CycleReport, States
+    from amtuner.executor import SchedulerFile
     from amtuner.kerberos import KerberosLogin
     from amtuner.rmchannel import RMChannel
 
@@ -68,8 +69,6 @@ def describe_observation(obs: Observation) -> str:
 def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
     """The human form of a cycle: observation, one decision line per target, then the diff;
     redacted and printable (`amtuner.safetext`), as it may quote the RM and name its URLs."""
-    from amtuner.cures import describe, wait_records  # the executor's keys: not for --help
-
     lines: list[str] = []
     if report.observation is not None:
         lines.append(f"observed  {describe_observation(report.observation)}")
@@ -77,9 +76,9 @@ def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
         lines.append(
             f"decision  {target_name(d.target)}: {d.old_a:g} -> {d.new_a:g} [{d.rule}] {d.reason}"
         )
-        waits = [] if report.observation is None else wait_records(report.observation, d.target)
+        waits = None if report.observation is None else waiting(report.observation, d.target)
         if waits:
-            lines.append(f"waiting   {target_name(d.target)}: {describe(waits)}")
+            lines.append(waits)
     if report.diff:
         lines.append(report.diff.rstrip("\n"))
     if report.error:
@@ -88,6 +87,14 @@ def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
         lines.append(f"result    {report.message}")
     for line in lines:
         print(shown(line, lines=True), file=out)
+
+
+def waiting(obs: Observation, target: str) -> str | None:
+    """How `once` and `check` say why a target's apps wait; None when none does."""
+    from amtuner.cures import describe, wait_records  # the executor's keys: not for --help
+
+    records = wait_records(obs, target)
+    return f"waiting   {target_name(target)}: {describe(records)}" if records else None
 
 
 def _load(args: argparse.Namespace) -> Config:
@@ -218,7 +225,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     problems = live_cycle_problems(cfg)
     code, risks = _check_rm_and_file(cfg)
     for problem in [*risks, *problems]:
-        print(f"risk      {problem}")
+        print(shown(f"risk      {problem}"))  # risks name the RM's queues
     return code or (ExitCode.FAILED if risks or problems else ExitCode.OK)
 
 
@@ -285,6 +292,8 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         return code or ExitCode.for_error(exc.label), []
     for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
+    for target in values:
+        _print_binding_settings(obs, target, sched_file)
     try:  # an unusable state file (a FIFO would block the read) is a problem of its own
         pending = load_pending(cfg.state_file) if cfg.state_file.is_file() else None
     except StateError:
@@ -306,6 +315,23 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         )
     print(f"refresh   {shown(refresher.describe())}")
     return code, risks
+
+
+def _print_binding_settings(obs: Observation, target: str, sched_file: SchedulerFile) -> None:
+    """A target's waits as `once` prints them, then what the file sets each limit that holds
+    them to: what an operator changes when A is not the limit that binds."""
+    from amtuner.cures import settings_in_file
+    from amtuner.executor import ExecutorError
+
+    line = waiting(obs, target)
+    if line is None:
+        return
+    print(shown(line))
+    try:
+        for setting in settings_in_file(obs, target, sched_file):
+            print(f"setting   {setting}")
+    except ExecutorError as exc:
+        print(f"setting   UNREADABLE: {shown(str(exc))}")
 
 
 def _check_kerberos(login: KerberosLogin) -> str | None:

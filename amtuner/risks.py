@@ -5,8 +5,9 @@ hours: a FairScheduler `queueMaxAppsDefault` that silently caps the root queue t
 §2.2), a `maxAMShare` of -1 that turns the limit off (so writing a value turns it back on), and a
 range [a_min, a_max] whose low end cannot fit a single AM container (the message names the smallest
 a_min that fits one), apps in FairScheduler queues made for them (root.<user>) while only declared
-queues are tuned, and a guard tighter than the policies' own moves. What would stop the first
-live cycle on this host (paths, state, port, refresh command) is `amtuner.preflight`'s.
+queues are tuned, leaves that set their own AM share (which the global value never reaches) while
+the global value is tuned, and a guard tighter than the policies' own moves. What would stop the
+first live cycle on this host (paths, state, port, refresh command) is `amtuner.preflight`'s.
 """
 
 from __future__ import annotations
@@ -16,15 +17,22 @@ import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 from amtuner.config import Config
-from amtuner.executor import SchedulerFile
-from amtuner.executor.xmledit import FS_QUEUE_TAGS
+from amtuner.executor import ExecutorError, SchedulerFile
+from amtuner.executor.xmledit import (
+    CS_GLOBAL_KEY,
+    CS_PREFIX,
+    CS_QUEUE_SUFFIX,
+    FS_GLOBAL_TAG,
+    FS_QUEUE_TAG,
+    FS_QUEUE_TAGS,
+)
 from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
 
 
 def find_risks(sched_file: SchedulerFile, obs: Observation, cfg: Config) -> list[str]:
     # SchedulerFile.read has already refused DOCTYPE and entity declarations.
     root = ET.fromstring(sched_file.data)
-    risks: list[str] = []
+    risks = _leaves_out_of_reach(sched_file, obs, cfg.scheduler.targets)
     if sched_file.kind == SchedulerKind.FAIR:
         risks += _fair_structure_risks(root)
         risks += _made_queues_untuned(sched_file, obs, cfg.scheduler.targets)
@@ -143,6 +151,48 @@ def _made_queues_untuned(
         f"[{', '.join(targets)}] leaves alone; add the global value ('') to scheduler.targets "
         "or declare the queues"
     ]
+
+
+def _leaves_out_of_reach(
+    sched_file: SchedulerFile, obs: Observation, targets: Sequence[str]
+) -> list[str]:
+    """Leaves that set their own AM share while the global value is tuned: the scheduler
+    gives a leaf the global value only when it sets none
+    (``CapacitySchedulerConfiguration.getMaximumApplicationMasterResourcePerQueuePercent``,
+    ``AllocationConfiguration.getQueueMaxAMShare``), so a change reaches none of their apps.
+    First among the risks, and its headline when they hold most of the cluster's apps now (a
+    CapacityScheduler's apps over max-parallel-apps are pending for the cluster, in no leaf's
+    pending: `QueueStats.held_apps`)."""
+    if targets and GLOBAL_TARGET not in targets:
+        return []
+    own = [q for q in obs.queues if q.name not in targets and _sets_own(sched_file, q.name)]
+    if not own:
+        return []
+    names = ", ".join(q.name for q in own)
+    held = sum(q.pending_apps + q.running_apps + (q.held_apps or 0) for q in own)
+    apps = max(obs.pending_apps + obs.running_apps, held)  # the RM's figures are not one instant
+    if sched_file.kind is SchedulerKind.FAIR:
+        how = f"each sets its own <{FS_QUEUE_TAG}>, amtuner tunes <{FS_GLOBAL_TAG}>"
+    else:
+        how = f"each sets its own {CS_PREFIX}<leaf>{CS_QUEUE_SUFFIX}, amtuner tunes {CS_GLOBAL_KEY}"
+    if 2 * held > apps:
+        return [
+            f"the global value reaches none of {names}, which hold {held} of {apps} apps: tune "
+            f"them as targets (scheduler.targets; {how})"
+        ]
+    return [
+        f"the global value does not reach {names} ({held} of {apps} apps now): {how}; add them "
+        "to scheduler.targets should they get busy"
+    ]
+
+
+def _sets_own(sched_file: SchedulerFile, leaf: str) -> bool:
+    """Whether the file gives ``leaf`` its own AM share (a leaf it does not declare, or whose
+    value it cannot read, has none amtuner could tune)."""
+    try:
+        return sched_file.current_value(leaf) is not None
+    except ExecutorError:
+        return False
 
 
 def untuned_partitions(names: Sequence[str]) -> str:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from amtuner.config import parse_config
 from amtuner.cures import settings_in_file
 from amtuner.executor import ExecutorError, SchedulerFile
 from amtuner.model import (
@@ -21,6 +22,7 @@ from amtuner.model import (
     Wait,
     WaitCause,
 )
+from amtuner.risks import find_risks
 
 DATA = Path(__file__).parent / "data" / "executor"
 CS, FS = SchedulerKind.CAPACITY, SchedulerKind.FAIR
@@ -48,6 +50,70 @@ def observed(kind: SchedulerKind, apps: dict[str, tuple[int, ...]], *waits: Wait
         pending_apps=sum(n[0] + sum(n[2:]) for n in apps.values()),
         running_apps=sum(n[1] for n in apps.values()), waits=waits,
     )  # fmt: skip
+
+
+def risks(sched_file: SchedulerFile, obs: Observation, targets: list[str]) -> list[str]:
+    cfg = parse_config(
+        {"scheduler": {"config_file": str(sched_file.path), "targets": targets},
+         "controller": {"a_min": 0.1}}
+    )  # fmt: skip
+    return find_risks(sched_file, obs, cfg)
+
+
+CS_LEAVES = ("root.default", "root.prod.etl", "root.prod.reports")
+FS_LEAVES = ("root.default", "root.etl.daily", "root.etl.adhoc")
+
+
+@pytest.mark.parametrize(
+    ("kind", "leaves", "own", "how"),
+    [
+        (CS, CS_LEAVES, "root.prod.etl",
+         "each sets its own yarn.scheduler.capacity.<leaf>.maximum-am-resource-percent, amtuner "
+         "tunes yarn.scheduler.capacity.maximum-am-resource-percent"),
+        (FS, FS_LEAVES, "root.default",
+         "each sets its own <maxAMShare>, amtuner tunes <queueMaxAMShareDefault>"),
+    ],
+)  # fmt: skip
+def test_a_leaf_with_its_own_value_is_named_and_loudly_when_it_holds_most_apps(
+    kind: SchedulerKind, leaves: tuple[str, ...], own: str, how: str
+) -> None:
+    others = [q for q in leaves if q != own]
+    busy = observed(kind, {own: (30, 10), others[0]: (2, 3), others[1]: (0, 0)})
+    first = risks(real_file(kind), busy, [])[0]
+    assert first == (
+        f"the global value reaches none of {own}, which hold 40 of 45 apps: tune them as targets "
+        f"(scheduler.targets; {how})"
+    )
+    quiet = observed(kind, {own: (1, 1), others[0]: (20, 3), others[1]: (0, 0)})
+    assert risks(real_file(kind), quiet, [])[0] == (
+        f"the global value does not reach {own} (2 of 25 apps now): {how}; add them to "
+        "scheduler.targets should they get busy"
+    )
+    # Tuned as a target, it is no longer out of reach.
+    assert not [r for r in risks(real_file(kind), busy, [own]) if "global value" in r]
+
+
+def test_several_leaves_and_held_apps_count_together() -> None:
+    """Two CS leaves with their own value: their apps over max-parallel-apps (counted in the
+    cluster's pending apps, in no leaf's pending) are theirs too."""
+    both = real_file(
+        CS,
+        b"<property><name>yarn.scheduler.capacity.root.prod.reports.maximum-am-resource-percent"
+        b"</name><value>0.3</value></property>\n",
+    )
+    leaves = {"root.default": (4, 4), "root.prod.etl": (1, 2), "root.prod.reports": (0, 1, 5)}
+    obs = observed(CS, leaves)
+    assert risks(both, obs, [])[0].startswith(
+        "the global value reaches none of root.prod.etl, root.prod.reports, which hold 9 of 17 "
+        "apps: tune them as targets"
+    )
+
+
+def test_leaves_the_file_does_not_declare_take_the_global_value() -> None:
+    """A FairScheduler queue made for a user (root.alice) sets nothing: the global value
+    reaches it, so it is not named."""
+    obs = observed(FS, {"root.alice": (9, 1), "root.etl.adhoc": (1, 1)})
+    assert not [r for r in risks(real_file(FS), obs, []) if "global value" in r]
 
 
 def test_the_settings_behind_each_wait_as_the_capacity_file_sets_them() -> None:

@@ -488,3 +488,81 @@ def test_a_full_file_system_fails_check(tmp_path: Path, canned_rm) -> None:
         "risk      scheduler.config_file", "risk      backup_dir", "risk      state_file"
     }, out
     assert not (disk / "filler").exists(), "the tmpfs belonged to the namespace alone"
+
+
+OVERRIDES = b"""<?xml version="1.0"?>
+<configuration>
+  <property><name>yarn.scheduler.capacity.root.queues</name><value>a,b,c</value></property>
+  <property><name>yarn.scheduler.capacity.root.a.capacity</name><value>40</value></property>
+  <property><name>yarn.scheduler.capacity.root.b.capacity</name><value>40</value></property>
+  <property><name>yarn.scheduler.capacity.root.c.capacity</name><value>20</value></property>
+  <property>
+    <name>yarn.scheduler.capacity.maximum-am-resource-percent</name><value>0.5</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.a.maximum-am-resource-percent</name><value>0.1</value>
+  </property>
+  <property>
+    <name>yarn.scheduler.capacity.root.b.maximum-am-resource-percent</name><value>0.2</value>
+  </property>
+  <property><name>yarn.scheduler.capacity.root.b.max-parallel-apps</name><value>2</value></property>
+</configuration>
+"""
+
+
+def test_leaves_that_override_the_global_value_and_the_limits_that_bind_are_named(
+    tmp_path: Path,
+) -> None:
+    """A simulated CapacityScheduler, over HTTP, whose busy leaves root.a and root.b set their
+    own AM share: tuning the global value would reach none of their 12 apps (of 13), and `check`
+    says so first. It prints the waits as `once` does (root.a behind its own 0.1, root.b behind
+    its max-parallel-apps 2 and its user AM limit) and what the file sets each limit to. With
+    both leaves as targets the risk is gone."""
+    maps = (TaskGroup("map", 2, 1024, 1, 600.0, 0.0, 0.0),)
+    jobs = tuple(
+        JobSpec(job_id=f"{q}-{i}", submit_s=0.0, queue=q, user="alice", maps=maps)
+        for q, n in (("a", 6), ("b", 6), ("c", 1))
+        for i in range(n)
+    )
+    workload = Workload("overrides", jobs, nodes=4, queues=("root.a", "root.b", "root.c"))
+    sim = build_simulation("capacity", workload, OVERRIDES)
+    sim.run_until(30.0)
+    sched = tmp_path / "capacity-scheduler.xml"
+    sched.write_bytes(OVERRIDES)
+    p = "yarn.scheduler.capacity."
+    with SimServer(sim, run_clock=False) as server:
+
+        def check_targets(targets: list[str]) -> tuple[int, str]:
+            cfg = write_config(
+                tmp_path / "amtuner.yaml", rm={"urls": [server.url]},
+                scheduler={"kind": "capacity", "config_file": str(sched), "targets": targets},
+                refresh={"method": "command", "command": ["true"]}, controller={"a_min": 0.1},
+            )  # fmt: skip
+            run = amtuner("check", "--config", str(cfg))
+            return run.returncode, run.stdout + run.stderr
+
+        code, out = check_targets([])
+        assert code == 1, out
+        assert problems(out)[0] == (
+            "risk      the global value reaches none of root.a, root.b, which hold 12 of 13 apps: "
+            f"tune them as targets (scheduler.targets; each sets its own {p}<leaf>.maximum-am-"
+            f"resource-percent, amtuner tunes {p}maximum-am-resource-percent)"
+        ), out
+        assert (
+            f"waiting   global: 5 queue-am-limit in root.a (cure: {p}root.a.maximum-am-resource-"
+            f"percent); 4 max-apps in root.b (cure: {p}root.b.max-parallel-apps); 1 user-am-limit "
+            f"in root.b (cure: {p}root.b.user-limit-factor)\n"
+        ) in out, out
+        settings = [line for line in out.splitlines() if line.startswith("setting")]
+        assert settings == [
+            f"setting   {p}root.a.maximum-am-resource-percent = 0.1",
+            f"setting   {p}root.b.max-parallel-apps = 2",
+            f"setting   {p}root.b.user-limit-factor unset: default 1",
+            f"setting   {p}root.b.minimum-user-limit-percent unset: default 100",
+        ], out
+
+        code, out = check_targets(["root.a", "root.b"])
+        assert "global value" not in out, out
+        assert f"waiting   root.a: 5 queue-am-limit in root.a (cure: {p}root.a." in out, out
+        assert f"setting   {p}root.a.maximum-am-resource-percent = 0.1\n" in out, out
+    assert sched.read_bytes() == OVERRIDES, "check must never write"
