@@ -59,7 +59,7 @@ class Setting:
 
 
 def settings(
-    cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: str = ""
+    cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: tuple[str, ...] = ()
 ) -> tuple[Setting, ...]:
     """The settings that make the limit holding a wait, the knob first (``held_at``:
     `Wait.held_at`), with Hadoop's defaults: ``CapacitySchedulerConfiguration``
@@ -83,20 +83,26 @@ def settings(
             Setting(f"{CS_PREFIX}{queue}.user-limit-factor", default="1"),
             Setting(f"{CS_PREFIX}{queue}.minimum-user-limit-percent", default="100"),
         )
-    if held_at == USERS_LIMIT:
+    if held_at == (USERS_LIMIT,):
         return (Setting(f"{CS_PREFIX}user.max-parallel-apps"),)
-    own = f"{CS_PREFIX}{held_at or queue}.max-parallel-apps"
-    return (Setting(own, fallback=f"{CS_PREFIX}max-parallel-apps"),)
+    return tuple(
+        Setting(f"{CS_PREFIX}{q}.max-parallel-apps", fallback=f"{CS_PREFIX}max-parallel-apps")
+        for q in held_at or (queue,)
+    )
 
 
-def knob(cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: str = "") -> str:
+def knob(
+    cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: tuple[str, ...] = ()
+) -> str:
     """The setting that cures a wait, as an operator finds it in the scheduler's file
     (``held_at``: `Wait.held_at`)."""
     found = settings(cause, scheduler, queue, held_at)
     if not found:
         return CLUSTER_CAPACITY
-    if held_at == USERS_LIMIT and scheduler is SchedulerKind.CAPACITY:
+    if held_at == (USERS_LIMIT,) and scheduler is SchedulerKind.CAPACITY:
         return f"{found[0].name} (or user.<user>.max-parallel-apps)"
+    if cause is WaitCause.MAX_APPS and scheduler is SchedulerKind.CAPACITY:
+        return " and ".join(s.name for s in found)  # every full queue's must be raised
     return found[0].name
 
 

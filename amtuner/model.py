@@ -184,9 +184,10 @@ class Wait:
     queue: str
     cause: WaitCause
     apps: int
-    held_at: str = ""
-    """Where the limit that holds them is set when it is not ``queue``'s own: an ancestor's
-    path, or `USERS_LIMIT` (CapacityScheduler ``max-apps`` only)."""
+    held_at: tuple[str, ...] = ()
+    """CapacityScheduler ``max-apps`` only, where the limits that hold them are set when not
+    ``queue``'s own alone: every queue from ``queue`` up whose running apps have reached its
+    limit (each must be raised for one more to run), or (`USERS_LIMIT`,) when none has."""
 
 
 class Rule(enum.StrEnum):

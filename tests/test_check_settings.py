@@ -130,8 +130,8 @@ def test_the_settings_behind_each_wait_as_the_capacity_file_sets_them() -> None:
         Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 1),
         Wait("root.default", WaitCause.USER_LIMIT, 2),
         Wait("root.default", WaitCause.USER_AM_LIMIT, 1),
-        Wait("root.prod.reports", WaitCause.MAX_APPS, 4, held_at="root.prod"),
-        Wait("root.prod.etl", WaitCause.MAX_APPS, 1, held_at=USERS_LIMIT),
+        Wait("root.prod.reports", WaitCause.MAX_APPS, 4, held_at=("root.prod",)),
+        Wait("root.prod.etl", WaitCause.MAX_APPS, 1, held_at=(USERS_LIMIT,)),
         Wait(GLOBAL_TARGET, WaitCause.CLUSTER_FULL, 2),
     )  # fmt: skip
     p = "yarn.scheduler.capacity."

@@ -69,7 +69,7 @@ def queue_waits(
     """The waiting apps of one leaf queue by what holds them (only causes with apps); the
     other ``leaves`` tell which CapacityScheduler queue's running-apps limit binds."""
     counts = dict.fromkeys(WaitCause, 0)
-    held_at = ""
+    held_at: tuple[str, ...] = ()
     if scheduler is SchedulerKind.CAPACITY:
         counts[WaitCause.MAX_APPS] = q.held_apps or 0
         if q.held_apps:
@@ -85,23 +85,27 @@ def queue_waits(
         if rest:
             counts[_fs_am_cause(q)] += rest
     return [
-        Wait(q.name, cause, n, held_at if cause is WaitCause.MAX_APPS else "")
+        Wait(q.name, cause, n, held_at if cause is WaitCause.MAX_APPS else ())
         for cause, n in counts.items()
         if n > 0
     ]
 
 
-def _cs_held_at(q: QueueStats, leaves: Sequence[QueueStats]) -> str:
-    """Whose ``max-parallel-apps`` holds a CS leaf's non-runnable apps: its own when its
-    runnable apps (pending and active) have reached it (``""``), else the nearest ancestor
-    whose leaves' runnable apps have reached its own, else (no queue full) their users'."""
-    if q.max_apps is None or q.pending_apps + q.running_apps >= q.max_apps:
-        return ""
+def _cs_held_at(q: QueueStats, leaves: Sequence[QueueStats]) -> tuple[str, ...]:
+    """Whose ``max-parallel-apps`` holds a CS leaf's non-runnable apps (`Wait.held_at`): the
+    leaf's when its runnable apps (pending and active) have reached it, and each ancestor's
+    whose leaves' runnable apps have reached its own (the cluster-wide value, every queue's
+    default, fills them all at once); when none has, their users'."""
+    if q.max_apps is None:
+        return ()
+    full = [q.name] if q.pending_apps + q.running_apps >= q.max_apps else []
     for path, limit in q.ancestor_max_apps:
         below = [lf for lf in leaves if lf.name.startswith(path + ".")]
         if sum(lf.pending_apps + lf.running_apps for lf in below) >= limit:
-            return path
-    return USERS_LIMIT
+            full.append(path)
+    if not full:
+        return (USERS_LIMIT,)
+    return () if full == [q.name] else tuple(full)
 
 
 def _mean_am_mb(q: QueueStats) -> int | None:

@@ -85,6 +85,10 @@ SCENES = {
         SchedulerKind.CAPACITY, 0.5, (Holder(),) * 5, 2,
         {f"{CS_PREFIX}{LEAF}.max-parallel-apps": "2"},
     ),
+    # The cluster-wide value: every queue's default, root's too.
+    "capacity-cluster-max-parallel-apps": Scene(
+        SchedulerKind.CAPACITY, 0.5, (Holder(),) * 5, 2, {f"{CS_PREFIX}max-parallel-apps": "2"}
+    ),
     "fair-max-running-apps": Scene(
         SchedulerKind.FAIR, 0.5, (Holder(),) * 5, 2, {"maxRunningApps": "2"}
     ),

@@ -61,6 +61,9 @@ def test_as_recorded_the_queue_am_limit_holds_both_apps(kind: SchedulerKind) -> 
 
 RECORDED = {
     "capacity-max-parallel-apps": (Wait("root.default", WaitCause.MAX_APPS, 3),),
+    "capacity-cluster-max-parallel-apps": (
+        Wait("root.default", WaitCause.MAX_APPS, 3, ("root.default", "root")),
+    ),
     "fair-max-running-apps": (Wait("root.default", WaitCause.MAX_APPS, 3),),
     "capacity-user-am-limit": (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),),
 }
@@ -69,10 +72,24 @@ RECORDED = {
 @pytest.mark.parametrize("scene", list(RECORDED))
 def test_as_recorded_under_each_other_limit(scene: str) -> None:
     """What Hadoop 3.5.0 answered with a limit other than the queue's AM share holding apps
-    (`amtuner.realyarn.capture.SCENES`): five apps under ``max-parallel-apps`` or
-    ``maxRunningApps`` 2, three held non-runnable; alice's two apps over her AM limit
-    (``user-limit-factor`` 0.5) while bob's run. Each waiting app is put down to that limit."""
+    (`amtuner.realyarn.capture.SCENES`): five apps under ``max-parallel-apps`` (the leaf's,
+    or the cluster-wide value that is root's too) or ``maxRunningApps`` 2, three held
+    non-runnable; alice's two apps over her AM limit (``user-limit-factor`` 0.5) while bob's
+    run. Each waiting app is put down to that limit."""
     assert waits(*documents(scene)) == RECORDED[scene]
+
+
+def test_the_cluster_wide_max_parallel_apps_fills_root_and_the_leaf_and_both_are_named() -> None:
+    """Recorded: the cluster-wide value is root's and the leaf's; raising either alone would
+    leave the other holding the apps."""
+    obs = build_observation(
+        *documents("capacity-cluster-max-parallel-apps"), time=0.0, source="rest"
+    )
+    (record,) = wait_records(obs, GLOBAL_TARGET)
+    assert record["knob"] == (
+        "yarn.scheduler.capacity.root.default.max-parallel-apps and "
+        "yarn.scheduler.capacity.root.max-parallel-apps"
+    )
 
 
 def test_cs_max_parallel_apps_holds_the_apps_neither_pending_nor_active() -> None:
@@ -95,13 +112,13 @@ def test_cs_max_parallel_apps_holds_the_apps_neither_pending_nor_active() -> Non
 @pytest.mark.parametrize(
     "root_limit, held_at, cure",
     [
-        (5, "root", "yarn.scheduler.capacity.root.max-parallel-apps"),
-        (2**31 - 1, USERS_LIMIT,
+        (5, ("root",), "yarn.scheduler.capacity.root.max-parallel-apps"),
+        (2**31 - 1, (USERS_LIMIT,),
          "yarn.scheduler.capacity.user.max-parallel-apps (or user.<user>.max-parallel-apps)"),
     ],
 )  # fmt: skip
 def test_cs_max_parallel_apps_of_a_parent_or_of_the_users(
-    root_limit: int, held_at: str, cure: str
+    root_limit: int, held_at: tuple[str, ...], cure: str
 ) -> None:
     """Two apps held non-runnable in a leaf with no limit of its own: root's limit of 5 holds
     them when its leaves' pending and active apps reach it (``exceedQueueMaxParallelApps``

@@ -24,6 +24,9 @@ from tests.realyarn.test_real_once import DECISION, once_config
 WAITS = {
     "capacity-max-parallel-apps":
         "3 max-apps in root.default (cure: yarn.scheduler.capacity.root.default.max-parallel-apps)",
+    "capacity-cluster-max-parallel-apps": "3 max-apps in root.default (cure: "
+        "yarn.scheduler.capacity.root.default.max-parallel-apps and "
+        "yarn.scheduler.capacity.root.max-parallel-apps)",
     "fair-max-running-apps":
         "3 max-apps in root.default (cure: maxRunningApps of queue root.default)",
     "capacity-user-am-limit": "2 user-am-limit in root.default "
@@ -36,7 +39,8 @@ WAITS = {
 def test_once_names_the_limit_that_holds_the_apps(
     request: pytest.FixtureRequest, name: str, tmp_path: Path
 ) -> None:
-    """CapacityScheduler ``max-parallel-apps`` 2 (``CSMaxRunningAppsEnforcer``) and
+    """CapacityScheduler ``max-parallel-apps`` 2 (``CSMaxRunningAppsEnforcer``: root.default's,
+    or the cluster-wide value, which root inherits too, so both must be raised) and
     FairScheduler ``maxRunningApps`` 2 (``MaxRunningAppsEnforcer``), with room for eight AMs:
     two of five apps run, three wait non-runnable. Two users under ``user-limit-factor`` 0.5:
     each may hold half the queue's 6 GB AM limit (``getUserAMResourceLimitPerPartition``), so
