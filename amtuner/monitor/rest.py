@@ -412,6 +412,8 @@ def _waiting_users_room(queue: Mapping[str, Any], where: str) -> tuple[int | Non
     for user in listed if isinstance(listed, list) else ():
         if not isinstance(user, Mapping) or not user.get("numPendingApplications"):
             continue
+        if _below_zero(user):
+            continue
         name = f"{where} user {user.get('username')!r}"
         usage = _partition(user, "resources", "resourceUsagesByPartition")
         am_limit = _resource(usage, "amLimit", name)
@@ -423,6 +425,21 @@ def _waiting_users_room(queue: Mapping[str, Any], where: str) -> tuple[int | Non
         if limit is not None and used is not None:
             rooms.append(limit[0] - used[0])
     return min(am_rooms, default=None), min(rooms, default=None)
+
+
+def _below_zero(user: Mapping[str, Any]) -> bool:
+    """A user whose counts the RM took below zero: Hadoop 3.5.0's ``UsersManager`` does so when
+    apps of a queue where ``max-parallel-apps`` holds some are killed in quick succession, and
+    the user stays listed with apps and memory of -1 or -2 (recorded:
+    tests/data/monitor/hadoop-3.5.0/capacity-user-am-limit-after-kills). Its figures say nothing
+    of its room, and the rest of the answer is sound, so it is left out rather than refused."""
+    figures: list[Any] = [user.get("numPendingApplications"), user.get("numActiveApplications")]
+    usage = _partition(user, "resources", "resourceUsagesByPartition")
+    for holder, key in ((user, "AMResourceUsed"), (user, "resourcesUsed"), (usage, "amUsed"),
+                        (usage, "used")):  # fmt: skip
+        value = holder.get(key)
+        figures.append(value.get("memory") if isinstance(value, Mapping) else None)
+    return any(type(v) is int and v < 0 for v in figures)
 
 
 def _loaded_share(

@@ -9,6 +9,7 @@ The tests on a real RM (tests/realyarn) stage the same scenes on their shared cl
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import tempfile
 import time
@@ -51,6 +52,9 @@ class Scene:
     settings: Mapping[str, str] = field(default_factory=dict)
     """CapacityScheduler: properties of its file; FairScheduler: elements of root.default's
     ``<queue>``."""
+    after: str = ""
+    """A scene staged first, its apps then killed all at once and the cluster's own file put
+    back: what the RM keeps of them."""
 
     @property
     def waiting(self) -> int:
@@ -100,11 +104,26 @@ SCENES = {
         {f"{CS_PREFIX}{LEAF}.user-limit-factor": "0.5"},
     ),
 }  # fmt: skip
+SCENES["capacity-user-am-limit-after-kills"] = dataclasses.replace(
+    SCENES["capacity-user-am-limit"], after="capacity-max-parallel-apps"
+)
+"""The same, on an RM whose apps were killed while max-parallel-apps held some."""
 
 
 def stage(rm: RealRM, scene: Scene, timeout_s: float = 60.0) -> bytes:
     """Give ``rm`` (no app running) the scene's scheduler file, reload it, submit the batch in
     order, and wait until the scene's apps run and the rest wait; returns the file."""
+    if scene.after:
+        stage(rm, SCENES[scene.after], timeout_s)
+        with requests.Session() as session:
+            apps.kill_all(session, rm.url)
+            deadline = time.monotonic() + timeout_s
+            while apps.listed(session, rm.url, "ACCEPTED,RUNNING"):
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"apps still running {timeout_s:.0f} s after the kills")
+                time.sleep(0.5)
+        rm.write_scheduler_file()
+        rm.refresh_queues()
     data = scene.scheduler_file(rm.spec.queues)
     rm.scheduler_file.write_bytes(data)
     rm.refresh_queues()

@@ -66,6 +66,7 @@ RECORDED = {
     ),
     "fair-max-running-apps": (Wait("root.default", WaitCause.MAX_APPS, 3),),
     "capacity-user-am-limit": (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),),
+    "capacity-user-am-limit-after-kills": (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),),
 }
 
 
@@ -75,7 +76,9 @@ def test_as_recorded_under_each_other_limit(scene: str) -> None:
     (`amtuner.realyarn.capture.SCENES`): five apps under ``max-parallel-apps`` (the leaf's,
     or the cluster-wide value that is root's too) or ``maxRunningApps`` 2, three held
     non-runnable; alice's two apps over her AM limit (``user-limit-factor`` 0.5) while bob's
-    run. Each waiting app is put down to that limit."""
+    run, also on an RM that lists a user its kills took below zero (apps -2, AM memory -2 GB:
+    left out, not a reason to refuse the answer). Each waiting app is put down to that
+    limit."""
     assert waits(*documents(scene)) == RECORDED[scene]
 
 

@@ -102,7 +102,12 @@ def test_the_simulated_rm_answers_with_the_real_rm_s_fields(
     assert left_out == {name for p in real for name in p if name in OMITTED}
 
 
-@pytest.mark.parametrize("scene", list(SCENES))
+CAPACITY = SchedulerKind.CAPACITY
+SIMULATED = [name for name, scene in SCENES.items() if not scene.after]
+"""The scenes the simulator can run: not those of an RM whose counts its kills broke."""
+
+
+@pytest.mark.parametrize("scene", SIMULATED)
 def test_pending_and_allocated_figures_are_the_real_rm_s(scene: str) -> None:
     """``QueueMetrics`` counts an ask's memory, vcores and container from the moment it is made,
     an app the AM limit holds back included (`AppSchedulingInfo.updateResourceRequests`); the
@@ -119,7 +124,7 @@ def test_pending_and_allocated_figures_are_the_real_rm_s(scene: str) -> None:
     assert _figures(leaf, kind) == _figures(real_leaf, kind)
 
 
-@pytest.mark.parametrize("scene", [n for n in SCENES if SCENES[n].kind is SchedulerKind.CAPACITY])
+@pytest.mark.parametrize("scene", [n for n in SIMULATED if SCENES[n].kind is CAPACITY])
 def test_a_capacity_scheduler_user_is_the_real_rm_s(scene: str) -> None:
     """``UserInfo``: each user's apps, AM use, user AM limit and user limit (memory; the
     simulator counts a user's memory only, docs/fidelity.md), alice's and bob's too when
