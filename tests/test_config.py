@@ -20,6 +20,7 @@ from amtuner.config import (
     load_config,
     parse_config,
 )
+from amtuner.model import GLOBAL_TARGET
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -278,6 +279,15 @@ def test_targets_may_be_empty_or_nested_queues(tmp_path: Path) -> None:
     )
     assert cfg.scheduler.targets == ("root.a.b", "root.c-d_e")
     assert load_config(write(tmp_path, MINIMAL + "# c\n")).scheduler.targets == ()
+
+
+def test_the_global_value_may_be_a_target_beside_leaves(tmp_path: Path) -> None:
+    """'' is the scheduler-wide value: tuned beside leaves that set their own, it still covers
+    the queues that set none (what `amtuner check` advises)."""
+    cfg = load_config(
+        write(tmp_path, "scheduler: {config_file: x, kind: fair, targets: ['', root.a]}\n")
+    )
+    assert cfg.scheduler.targets == (GLOBAL_TARGET, "root.a")
 
 
 def test_integers_are_accepted_as_numbers_and_converted(tmp_path: Path) -> None:

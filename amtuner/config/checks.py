@@ -12,7 +12,7 @@ from typing import Final
 from urllib.parse import urlsplit
 
 from amtuner.config.settings import Problem
-from amtuner.model import A_DECIMALS, round_a
+from amtuner.model import A_DECIMALS, GLOBAL_TARGET, round_a
 from amtuner.safetext import shown
 
 KeyPath = tuple[str | int, ...]
@@ -219,11 +219,19 @@ def _url(c: _Checker, path: KeyPath, value: object) -> object:
 
 
 def _queue_path(c: _Checker, path: KeyPath, value: object) -> object:
+    """A leaf's path, or '' for the scheduler-wide value: tuned beside leaves, it covers the
+    queues that set none (a FairScheduler's queues made for users among them)."""
+    if value == GLOBAL_TARGET:
+        return value
     if isinstance(value, str):
         parts = value.split(".")
         if len(parts) >= 2 and parts[0] == "root" and all(p and p.strip() == p for p in parts):
             return value
-    return c.fail(path, f"must be a queue path like 'root.default', got {_show(value)}")
+    return c.fail(
+        path,
+        f"must be a queue path like 'root.default', or '' for the global value, got "
+        f"{_show(value)}",
+    )
 
 
 def _verify(c: _Checker, path: KeyPath, value: object) -> object:
