@@ -32,10 +32,9 @@ from amtuner.commands import target_name
 from amtuner.config import Config
 from amtuner.cycle import Approval, CycleReport, States
 from amtuner.executor.errors import NotRegularFileError, WriteError
-from amtuner.executor.files import replace_file
 from amtuner.executor.reading import read_regular
 from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Rule
-from amtuner.state import parse_state, state_doc
+from amtuner.state import parse_state, state_doc, write_document
 
 FORMAT_VERSION = 1
 
@@ -215,9 +214,7 @@ def save(path: Path, proposal: Proposal | None) -> None:
     """Replace the standing proposal (None: withdraw it), atomically: `amtuner approve` never
     reads half of one."""
     doc = {"version": FORMAT_VERSION, "proposal": None if proposal is None else to_doc(proposal)}
-    data = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, data)
+        write_document(path, doc)
     except (OSError, WriteError) as exc:
         raise ProposalError(f"cannot write the proposal file {path}: {exc}") from exc

@@ -226,12 +226,18 @@ def state_doc(s: ControllerState) -> dict[str, Any]:
 
 
 def _write(path: Path, doc: Mapping[str, Any]) -> None:
-    data = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        replace_file(path, data)
+        write_document(path, doc)
     except (OSError, WriteError) as exc:
         raise StateError(f"cannot write state file {path}: {exc}") from exc
+
+
+def write_document(path: Path, doc: Mapping[str, Any]) -> None:
+    """``doc`` as amtuner's own files hold JSON (sorted, indented, one trailing newline),
+    replacing ``path`` atomically; OSError or WriteError as they come."""
+    data = (json.dumps(doc, indent=2, sort_keys=True) + "\n").encode()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    replace_file(path, data)
 
 
 def summarize(report: CycleReport, states: States) -> dict[str, Any]:
