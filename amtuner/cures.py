@@ -22,7 +22,6 @@ from amtuner.model import (
     USERS_LIMIT,
     Observation,
     SchedulerKind,
-    Wait,
     WaitCause,
 )
 from amtuner.safetext import shown
@@ -141,9 +140,9 @@ def describe(records: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-def incurable(obs: Observation, target: str) -> tuple[Wait, ...]:
-    """The target's waits when raising A cures none of them, else ``()`` (nothing waits, one
-    wait is A's, or one cannot be told).
+def a_cures_none(obs: Observation, target: str) -> bool:
+    """Whether apps of the target wait and raising A cures none of them (False too when one
+    wait cannot be told).
 
     A FairScheduler's ``cluster-full`` is an inference, not a report: one AM of the queue's
     mean size against an ``amMaxResources`` the scheduler last computed when it tried an AM
@@ -151,9 +150,6 @@ def incurable(obs: Observation, target: str) -> tuple[Wait, ...]:
     may still be held by ``maxAMShare``."""
     waits = obs.waits_for(target)
     if not waits or any(w.cause.a_cures for w in waits):
-        return ()
-    if obs.scheduler is SchedulerKind.FAIR and any(
-        w.cause is WaitCause.CLUSTER_FULL for w in waits
-    ):
-        return ()
-    return waits
+        return False
+    fair = obs.scheduler is SchedulerKind.FAIR
+    return not (fair and any(w.cause is WaitCause.CLUSTER_FULL for w in waits))

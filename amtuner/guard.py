@@ -75,9 +75,8 @@ def apply(
     if changed_at is not None and held_off(changed_at, obs.time, settings.hold_off_seconds):
         why = f"hold-off: last change {obs.time - changed_at:.0f} s ago < "
         return _held(decision, before, after, f"{why}{settings.hold_off_seconds:g} s")
-    waits = cures.incurable(obs, decision.target) if decision.new_a > decision.old_a else ()
-    if waits:
-        records = cures.wait_records(replace(obs, waits=waits), decision.target)
+    if decision.new_a > decision.old_a and cures.a_cures_none(obs, decision.target):
+        records = cures.wait_records(obs, decision.target)
         why = f"A cures none of the waits: {cures.describe(records)}"
         return _held(decision, before, after, why)
     delta = decision.new_a - decision.old_a
