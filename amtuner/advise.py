@@ -16,19 +16,22 @@ current value is as good as the record can tell.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import functools
 import json
 import math
 import sys
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from amtuner.bench import whole_number
+from amtuner.bench import am_share, whole_number
 from amtuner.exitcodes import ExitCode
+from amtuner.model import SchedulerKind
 
 if TYPE_CHECKING:
-    from amtuner.model import SchedulerKind
+    from amtuner.bench.common import Progress
     from amtuner.sim.spec import Workload
 
 MIN_APPS = 30
@@ -40,8 +43,81 @@ ADAPTIVE = "adaptive"
 NOISE_SE = 2.0
 """A change within two standard errors is not told apart from the seeds' noise."""
 
-Key = tuple[str, int]
-"""(the value's label, seed): one run."""
+
+@dataclass(frozen=True, slots=True)
+class Period:
+    """What is replayed, small enough to send to a worker, which loads it once (`load`): a
+    workload spec (`load_workload`'s; ``trace:PATH`` a recorded one), the submissions from
+    ``first_s`` to before ``end_s`` only (shifted to start at 0), on the cluster given where
+    it is not the workload's own."""
+
+    spec: str
+    first_s: float = 0.0
+    end_s: float = math.inf
+    nodes: int | None = None
+    node_memory_mb: int | None = None
+    node_vcores: int | None = None
+
+    def load(self) -> Workload:
+        from amtuner.sim.workload import WorkloadError, load_apps, load_workload
+
+        kind, _, path = self.spec.partition(":")
+        if kind == "trace":  # its header names the cluster, which the flags may override
+            workload = load_apps(
+                path, nodes=self.nodes, node_memory_mb=self.node_memory_mb,
+                node_vcores=self.node_vcores,
+            )  # fmt: skip
+        else:
+            workload = load_workload(self.spec)
+            workload = dataclasses.replace(
+                workload, nodes=self.nodes or workload.nodes,
+                node_memory_mb=self.node_memory_mb or workload.node_memory_mb,
+                node_vcores=self.node_vcores or workload.node_vcores,
+            )  # fmt: skip
+        if self.first_s == 0 and math.isinf(self.end_s):
+            return workload
+        jobs = [j for j in workload.jobs if self.first_s <= j.submit_s < self.end_s]
+        if not jobs:
+            raise WorkloadError(
+                f"{self.spec}: no submission in [{self.first_s:g}, {self.end_s:g}) s"
+            )
+        t0 = min(j.submit_s for j in jobs)
+        jobs = [dataclasses.replace(j, submit_s=j.submit_s - t0) for j in jobs]
+        return dataclasses.replace(workload, jobs=tuple(jobs))
+
+
+def horizon_s(workload: Workload) -> float:
+    """How long a replay may run before it counts as never finishing: the last submission, ten
+    times as long as the jobs would take one after another, each one wave of its tasks, and an
+    hour."""
+    last_submit = max(j.submit_s for j in workload.jobs)
+    work_s = sum(
+        j.am_startup_s + max(g.duration_s for g in j.maps)
+        + max((g.duration_s for g in j.reduces), default=0.0)
+        for j in workload.jobs
+    )  # fmt: skip
+    return last_submit + 10 * work_s + 3600
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """One run: the unit of work of the pool."""
+
+    period: Period
+    scheduler: SchedulerKind
+    label: str
+    seed: int
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """One period on one scheduler under ``labels``, each against ``base``'s figures; the
+    values 0.05 either side of the best of them are run too."""
+
+    period: Period
+    scheduler: SchedulerKind
+    labels: tuple[str, ...]
+    base: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,17 +141,22 @@ def label_of(a: float | str) -> str:
     return a if isinstance(a, str) else f"{a:g}"
 
 
-def _run(
-    workload: Workload, scheduler: SchedulerKind, max_sim_seconds: float, key: Key
-) -> dict[str, float | None]:
+@functools.lru_cache(maxsize=4)
+def _loaded(period: Period) -> tuple[Workload, float]:
+    workload = period.load()
+    return workload, horizon_s(workload)
+
+
+def _run(replay: Replay) -> dict[str, float | None]:
     """One replay, in a worker process: the figures the advice compares."""
     from amtuner.bench.common import simulate
 
-    label, seed = key
+    workload, limit_s = _loaded(replay.period)
+    label = replay.label
     policy = label if label == ADAPTIVE else "paper"
     a = None if label == ADAPTIVE else float(label)
     r = simulate(
-        workload, scheduler, a, seed, max_sim_seconds=max_sim_seconds, policy=policy
+        workload, replay.scheduler, a, replay.seed, max_sim_seconds=limit_s, policy=policy
     )
     # A run that never finished (every AM holding the memory its tasks need) has no mean wait
     # worth comparing: the apps that never got an AM are not in it.
@@ -83,13 +164,15 @@ def _run(
     return {"jct": r.mean_jct_s, "wait": wait, "makespan": r.makespan_s}
 
 
-def rows(
-    results: dict[Key, dict[str, float | None]], labels: list[str], seeds: int, current: str
-) -> list[Row]:
+Results = dict[tuple[str, int], dict[str, float | None]]
+"""Each run's figures by (the value's label, seed)."""
+
+
+def rows(results: Results, labels: Sequence[str], seeds: Sequence[int], current: str) -> list[Row]:
     from amtuner.bench.common import mean_or_none, paired_se, ratio
 
     def series(label: str, figure: str) -> list[float | None]:
-        return [results[(label, s)][figure] for s in range(seeds)]
+        return [results[(label, s)][figure] for s in seeds]
 
     out = []
     for label in labels:
@@ -149,47 +232,90 @@ def refinements(best: float) -> list[float]:
     return [v for v in (round(best - 0.05, 2), round(best + 0.05, 2)) if 0 < v <= 1]
 
 
+def coarse_labels(current: str) -> tuple[str, ...]:
+    """The current value, 0.1 … 1.0 and the adaptive policy."""
+    return tuple(dict.fromkeys([current, *(f"{i / 10:g}" for i in range(1, 11)), ADAPTIVE]))
+
+
+def sweep(
+    sweeps: Sequence[Sweep],
+    seeds: Sequence[int],
+    workers: int,
+    progress: Progress[dict[str, float | None]] | None = None,
+) -> list[list[Row]]:
+    """Each sweep's table: its labels over ``seeds``, then the values 0.05 either side of its
+    best fixed one; every run of every sweep one job of ``workers`` processes. The sweeps are
+    of different periods or schedulers."""
+    from amtuner.bench.common import run_all
+
+    def run(todo: dict[int, Sequence[str]]) -> dict[Replay, dict[str, float | None]]:
+        replays = [
+            Replay(sweeps[i].period, sweeps[i].scheduler, label, seed)
+            for i, labels in todo.items()
+            for label in labels
+            for seed in seeds
+        ]
+        # Controlled runs first: they take longest, and the pool should not end on them.
+        replays.sort(key=lambda r: r.label != ADAPTIVE)
+        return run_all(_run, replays, workers, progress, 1)
+
+    results: dict[tuple[Period, SchedulerKind], Results] = {}
+
+    def file(done: dict[Replay, dict[str, float | None]]) -> None:
+        for r, figures in done.items():
+            results.setdefault((r.period, r.scheduler), {})[(r.label, r.seed)] = figures
+
+    file(run({i: w.labels for i, w in enumerate(sweeps)}))
+    fine: dict[int, list[str]] = {}
+    for i, w in enumerate(sweeps):
+        best = best_fixed(rows(results[(w.period, w.scheduler)], w.labels, seeds, w.base))
+        values = [label_of(v) for v in refinements(best.a)] if best and best.a else []
+        fine[i] = [v for v in values if v not in w.labels]
+    file(run({i: labels for i, labels in fine.items() if labels}))
+    tables = []
+    for i, w in enumerate(sweeps):
+        labels = sorted(
+            [*w.labels, *fine[i]],
+            key=lambda v: (v == ADAPTIVE, math.inf if v == ADAPTIVE else float(v)),
+        )
+        tables.append(rows(results[(w.period, w.scheduler)], labels, seeds, w.base))
+    return tables
+
+
+def too_short(workload: Workload) -> str | None:
+    """Why the period is too short to advise on, or None."""
+    if len(workload.jobs) < MIN_APPS:
+        return (
+            f"{len(workload.jobs)} apps whose AM started; advice needs at least {MIN_APPS}: "
+            "record a longer period"
+        )
+    return None
+
+
 def cmd_advise(args: argparse.Namespace) -> int:
     from amtuner.bench import default_workers
-    from amtuner.bench.common import DEFAULT_A, run_all, tqdm_progress
-    from amtuner.model import SchedulerKind
+    from amtuner.bench.common import DEFAULT_A, tqdm_progress
     from amtuner.sim.workload import WorkloadError
-    from amtuner.sim.workload.apps import load_apps
 
     kind = SchedulerKind(args.scheduler)
+    period = Period(
+        f"trace:{args.trace}", nodes=args.nodes, node_memory_mb=args.node_memory_mb,
+        node_vcores=args.node_vcores,
+    )  # fmt: skip
     try:
-        workload = load_apps(
-            args.trace, nodes=args.nodes, node_memory_mb=args.node_memory_mb,
-            node_vcores=args.node_vcores,
-        )  # fmt: skip
+        workload = period.load()
     except WorkloadError as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
-    if len(workload.jobs) < MIN_APPS:
-        print(
-            f"amtuner: {args.trace}: {len(workload.jobs)} apps whose AM started; advice needs "
-            f"at least {MIN_APPS}: record a longer period",
-            file=sys.stderr,
-        )
+    short = too_short(workload)
+    if short:
+        print(f"amtuner: {args.trace}: {short}", file=sys.stderr)
         return ExitCode.FAILED
     current = label_of(DEFAULT_A[kind] if args.current is None else args.current)
-    last_submit = max(j.submit_s for j in workload.jobs)
-    work_s = sum(j.am_startup_s + j.maps[0].duration_s for j in workload.jobs)
-    limit_s = last_submit + 10 * work_s + 3600
-    run = functools.partial(_run, workload, kind, limit_s)
-    workers = args.workers or default_workers()
     seeds = range(args.seeds)
-    coarse = list(dict.fromkeys([current, *(f"{i / 10:g}" for i in range(1, 11)), ADAPTIVE]))
-    results = run_all(run, [(v, s) for v in coarse for s in seeds], workers, tqdm_progress, 1)
-    best = best_fixed(rows(results, coarse, args.seeds, current))
-    fine = [label_of(v) for v in refinements(best.a)] if best and best.a else []
-    fine = [v for v in fine if v not in coarse]
-    if fine:
-        results |= run_all(run, [(v, s) for v in fine for s in seeds], workers, tqdm_progress, 1)
-    labels = sorted(
-        [*coarse, *fine], key=lambda v: (v == ADAPTIVE, math.inf if v == ADAPTIVE else float(v))
-    )
-    table = rows(results, labels, args.seeds, current)
+    workers = args.workers or default_workers()
+    (table,) = sweep([Sweep(period, kind, coarse_labels(current), current)], seeds, workers,
+                     tqdm_progress)  # fmt: skip
     value, why = recommend(table, current)
     report = {
         "trace": str(args.trace),
@@ -240,13 +366,6 @@ def print_table(report: dict[str, Any], table: list[Row]) -> None:
     print(f"recommended: {report['recommended']}: {report['why']}")
 
 
-def _fraction(text: str) -> float:
-    value = float(text)
-    if not 0 < value <= 1:
-        raise argparse.ArgumentTypeError(f"{text} is not an AM share in (0, 1]")
-    return value
-
-
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = subparsers.add_parser(
         "advise",
@@ -266,7 +385,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--node-memory-mb", type=whole_number(1), help="default: the trace header's")
     p.add_argument("--node-vcores", type=whole_number(1), help="default: the trace header's")
     p.add_argument(
-        "--current", type=_fraction,
+        "--current", type=am_share,
         help="the AM share the cluster runs now (default: the scheduler's, 0.1 or 0.5)",
     )  # fmt: skip
     p.add_argument(

@@ -53,3 +53,14 @@ def whole_number(minimum: int) -> Callable[[str], int]:
         return value
 
     return parse
+
+
+def am_share(text: str) -> float:
+    """An argparse ``type`` for an AM share, in (0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} is not an AM share in (0, 1]")
+    return value
