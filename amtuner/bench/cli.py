@@ -20,6 +20,7 @@ from amtuner.bench import (
     ZOO_DEVELOPMENT_SEEDS,
     ZOO_JUDGING_FIRST_SEED,
     ZOO_RUN_SEEDS,
+    am_share,
     default_workers,
     whole_number,
 )
@@ -280,6 +281,28 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     return ExitCode.OK
 
 
+def cmd_advise(args: argparse.Namespace) -> int:
+    from amtuner.bench import advise, common
+    from amtuner.sim.workload import WorkloadError
+
+    logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
+    traces = args.trace or advise.default_traces(args.shared)
+    try:
+        summary = advise.run_bench(
+            traces, args.scheduler, window_s=args.window, advice_seeds=args.advice_seeds,
+            judging_seeds=args.judging_seeds, workers=args.workers,
+            judge_value=args.judge_value, progress=common.tqdm_progress,
+        )  # fmt: skip
+    except WorkloadError as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.CONFIG
+    print(advise.format_report(summary))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return ExitCode.OK if advise.passed(summary) else ExitCode.FAILED
+
+
 def _zoo_policies(text: str) -> list[str]:
     names = list(dict.fromkeys(n.strip() for n in text.split(",") if n.strip()))
     unknown = [n for n in names if n not in POLICIES]
@@ -460,5 +483,38 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="parallel processes (default: the CPUs available, %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.set_defaults(func=cmd_zoo)
+
+    p = sub.add_parser(
+        "advise",
+        help="amtuner advise's recommendation on SWIM and SLS traces, judged on unseen seeds",
+        description="Cut each trace into periods of --window seconds of submissions; advise on "
+        "each (amtuner advise's sweep and recommendation, on the advice seeds), then run every "
+        "fixed value 0.1..1.0 (0.05 either side of the best), the recommendation and the "
+        "default on the judging seeds, which the advice never saw. Reports per trace the mean, "
+        "p90 and worst of the recommendation's mean JCT over the best fixed value's, beside the "
+        "default's. Exit 1 when a trace's mean is more than 3%% above 1. See docs/advise.md.",
+    )
+    p.add_argument("--trace", action="append", metavar="SPEC",
+                   help="a workload spec (swim:PATH@NODES, sls:PATH, rumen:PATH, trace:PATH); "
+                   "repeatable (default: the SWIM FB-2009 days on 25 and 50 nodes and SLS's "
+                   "samples, from --shared)")
+    p.add_argument("--shared", type=Path, default=SHARED,
+                   help="the fixtures' folder (default: %(default)s)")
+    p.add_argument("--scheduler", type=_schedulers, default=list(SchedulerKind),
+                   metavar="{capacity,fair,both}", help="default: both")
+    p.add_argument("--window", type=float, default=3600.0, metavar="SECONDS",
+                   help="each period's span of submissions; 0: the whole trace (default: "
+                   "%(default)s)")
+    p.add_argument("--advice-seeds", type=whole_number(2), default=5,
+                   help="seeds advise runs on, 0..N-1 (default: %(default)s)")
+    p.add_argument("--judging-seeds", type=whole_number(2), default=5,
+                   help="seeds the recommendation is judged on, from 1000 (default: %(default)s)")
+    p.add_argument("--judge-value", type=am_share, metavar="A",
+                   help="judge this fixed AM share in place of each recommendation: a value "
+                   "known to be wrong must fail the bar")
+    p.add_argument("--workers", type=whole_number(1), default=default_workers(),
+                   help="parallel processes (default: the CPUs available, %(default)s)")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.set_defaults(func=cmd_advise)
 
 
