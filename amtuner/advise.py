@@ -11,6 +11,11 @@ Per value: the mean over seeds of the mean job completion time, the mean wait in
 ratio with its spread (two paired standard errors, `paired_se`). The recommendation is the value
 with the best mean JCT, unless its gain over the current value is within that spread: then the
 current value is as good as the record can tell.
+
+With the cluster's scheduler file (given, or the one amtuner's config names, or without a file
+the RM's configuration store) the replay runs that file: its queues, capacities, weights, user
+and app limits, and every AM share it sets. Each target is then advised on its own: its value
+swept, every other value as the file has it, the current value the file's (`read_cluster`).
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ from typing import TYPE_CHECKING, Any
 
 from amtuner.bench import am_share, whole_number
 from amtuner.exitcodes import ExitCode
-from amtuner.model import SchedulerKind
+from amtuner.model import GLOBAL_TARGET, SchedulerKind
 
 if TYPE_CHECKING:
     from amtuner.bench.common import Progress
+    from amtuner.config import Config
+    from amtuner.executor import SchedulerFile
     from amtuner.sim.spec import Workload
 
 MIN_APPS = 30
@@ -100,24 +107,28 @@ def horizon_s(workload: Workload) -> float:
 
 
 @dataclass(frozen=True, slots=True)
-class Replay:
-    """One run: the unit of work of the pool."""
-
-    period: Period
-    scheduler: SchedulerKind
-    label: str
-    seed: int
-
-
-@dataclass(frozen=True, slots=True)
 class Sweep:
     """One period on one scheduler under ``labels``, each against ``base``'s figures; the
-    values 0.05 either side of the best of them are run too."""
+    values 0.05 either side of the best of them are run too. With the cluster's scheduler file
+    (``config``) a value is set for ``target`` alone, every other queue keeping the file's,
+    and the adaptive policy tunes ``targets`` (empty: the global value), as configured."""
 
     period: Period
     scheduler: SchedulerKind
     labels: tuple[str, ...]
     base: str
+    config: bytes | None = None
+    target: str = GLOBAL_TARGET
+    targets: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    """One run: the unit of work of the pool."""
+
+    sweep: Sweep
+    label: str
+    seed: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -151,13 +162,15 @@ def _run(replay: Replay) -> dict[str, float | None]:
     """One replay, in a worker process: the figures the advice compares."""
     from amtuner.bench.common import simulate
 
-    workload, limit_s = _loaded(replay.period)
+    w = replay.sweep
+    workload, limit_s = _loaded(w.period)
     label = replay.label
     policy = label if label == ADAPTIVE else "paper"
     a = None if label == ADAPTIVE else float(label)
     r = simulate(
-        workload, replay.scheduler, a, replay.seed, max_sim_seconds=limit_s, policy=policy
-    )
+        workload, w.scheduler, a, replay.seed, max_sim_seconds=limit_s, policy=policy,
+        config=w.config, target=w.target, targets=w.targets,
+    )  # fmt: skip
     # A run that never finished (every AM holding the memory its tasks need) has no mean wait
     # worth comparing: the apps that never got an AM are not in it.
     wait = r.mean_wait_s if r.finished else None
@@ -244,13 +257,12 @@ def sweep(
     progress: Progress[dict[str, float | None]] | None = None,
 ) -> list[list[Row]]:
     """Each sweep's table: its labels over ``seeds``, then the values 0.05 either side of its
-    best fixed one; every run of every sweep one job of ``workers`` processes. The sweeps are
-    of different periods or schedulers."""
+    best fixed one; every run of every sweep one job of ``workers`` processes."""
     from amtuner.bench.common import run_all
 
     def run(todo: dict[int, Sequence[str]]) -> dict[Replay, dict[str, float | None]]:
         replays = [
-            Replay(sweeps[i].period, sweeps[i].scheduler, label, seed)
+            Replay(sweeps[i], label, seed)
             for i, labels in todo.items()
             for label in labels
             for seed in seeds
@@ -259,16 +271,16 @@ def sweep(
         replays.sort(key=lambda r: r.label != ADAPTIVE)
         return run_all(_run, replays, workers, progress, 1)
 
-    results: dict[tuple[Period, SchedulerKind], Results] = {}
+    results: dict[Sweep, Results] = {}
 
     def file(done: dict[Replay, dict[str, float | None]]) -> None:
         for r, figures in done.items():
-            results.setdefault((r.period, r.scheduler), {})[(r.label, r.seed)] = figures
+            results.setdefault(r.sweep, {})[(r.label, r.seed)] = figures
 
     file(run({i: w.labels for i, w in enumerate(sweeps)}))
     fine: dict[int, list[str]] = {}
     for i, w in enumerate(sweeps):
-        best = best_fixed(rows(results[(w.period, w.scheduler)], w.labels, seeds, w.base))
+        best = best_fixed(rows(results[w], w.labels, seeds, w.base))
         values = [label_of(v) for v in refinements(best.a)] if best and best.a else []
         fine[i] = [v for v in values if v not in w.labels]
     file(run({i: labels for i, labels in fine.items() if labels}))
@@ -278,7 +290,7 @@ def sweep(
             [*w.labels, *fine[i]],
             key=lambda v: (v == ADAPTIVE, math.inf if v == ADAPTIVE else float(v)),
         )
-        tables.append(rows(results[(w.period, w.scheduler)], labels, seeds, w.base))
+        tables.append(rows(results[w], labels, seeds, w.base))
     return tables
 
 
@@ -292,31 +304,138 @@ def too_short(workload: Workload) -> str | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class Cluster:
+    """The scheduler the advice is for and the values it tunes: its file (None: a default leaf
+    per queue of the trace) and where the file came from."""
+
+    kind: SchedulerKind
+    targets: tuple[str, ...] = (GLOBAL_TARGET,)
+    config: bytes | None = None
+    source: str | None = None
+    currents: tuple[float, ...] = ()
+    """Each target's value in the file, in the order of ``targets``."""
+
+
+class ClusterError(Exception):
+    """The scheduler or its file cannot be known from what was given; the message says why."""
+
+
+def read_cluster(args: argparse.Namespace) -> Cluster:
+    """The scheduler, its file and the targets from the flags, else amtuner's config: its
+    ``scheduler.kind``, ``scheduler.targets`` and ``scheduler.config_file``, or without a file
+    the RM's configuration store (``GET scheduler-conf``, through the ``rm`` section, as the
+    daemon reads it when ``refresh.method`` is ``rest``)."""
+    from amtuner.executor import ExecutorError, SchedulerFile
+    from amtuner.monitor import ObservationError
+
+    cfg = None
+    if args.config is not None:
+        from amtuner.config import ConfigError, load_config
+
+        try:
+            cfg = load_config(args.config)
+        except ConfigError as exc:
+            raise ClusterError(str(exc)) from None
+    kind_name = args.scheduler or (cfg.scheduler.kind if cfg else None)
+    if kind_name in (None, "auto"):
+        raise ClusterError("which scheduler? give --scheduler (the config says auto)")
+    kind = SchedulerKind(kind_name)
+    targets = tuple(args.target or (cfg.scheduler.targets if cfg else ()) or (GLOBAL_TARGET,))
+    try:
+        if args.scheduler_file is not None:
+            file = SchedulerFile.read(args.scheduler_file, kind)
+        elif cfg is not None:
+            file = _configured_file(cfg, kind)
+        elif targets != (GLOBAL_TARGET,):
+            raise ClusterError("--target needs the scheduler file (--scheduler-file or --config)")
+        else:
+            return Cluster(kind)
+        currents = tuple(file.effective_value(t) for t in targets)
+    except (ExecutorError, ObservationError) as exc:
+        raise ClusterError(str(exc)) from None
+    return Cluster(kind, targets, file.data, str(file.path), currents)
+
+
+def _configured_file(cfg: Config, kind: SchedulerKind) -> SchedulerFile:
+    """The file the daemon would edit, read as it reads it (`open_config`)."""
+    from amtuner.commands import kerberos_login, rest_channel
+    from amtuner.executor import SchedulerFile, make_refresher
+    from amtuner.executor.source import open_config
+    from amtuner.monitor import make_session
+
+    if cfg.scheduler.config_file is not None:
+        return SchedulerFile.read(cfg.scheduler.config_file, kind)
+    login = kerberos_login(cfg)
+    session = make_session(cfg.rm, login)
+    refresher = make_refresher(
+        cfg.refresh, rest_channel(cfg, session),
+        environment=None if login is None else login.fresh_environment,
+    )  # fmt: skip
+    return open_config(None, kind, refresher)[1]
+
+
+def unknown_queues(workload: Workload, cluster: Cluster) -> list[str]:
+    """The trace's queues a CapacityScheduler with this file has no leaf for (by path, or by a
+    leaf's own name, as it resolves an app's queue): it would reject their apps, so the file
+    is not the one they ran under. A FairScheduler places any queue by its rules."""
+    if cluster.config is None or cluster.kind is not SchedulerKind.CAPACITY:
+        return []
+    from amtuner.sim.sched_config.capacity import parse_capacity_config
+
+    conf = parse_capacity_config(cluster.config)
+    leaves = [q.path for q in conf.queues if not q.children]
+    names = [leaf.rsplit(".", 1)[-1] for leaf in leaves]
+    asked = dict.fromkeys(j.queue for j in workload.jobs)
+    return [q for q in asked if q not in leaves and ("." in q or names.count(q) != 1)]
+
+
 def cmd_advise(args: argparse.Namespace) -> int:
     from amtuner.bench import default_workers
     from amtuner.bench.common import DEFAULT_A, tqdm_progress
+    from amtuner.sim.sched_config import SchedulerConfigError
     from amtuner.sim.workload import WorkloadError
 
-    kind = SchedulerKind(args.scheduler)
     period = Period(
         f"trace:{args.trace}", nodes=args.nodes, node_memory_mb=args.node_memory_mb,
         node_vcores=args.node_vcores,
     )  # fmt: skip
     try:
+        cluster = read_cluster(args)
         workload = period.load()
-    except WorkloadError as exc:
+        unknown = unknown_queues(workload, cluster)
+    except (ClusterError, WorkloadError, SchedulerConfigError) as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.CONFIG
+    if unknown:
+        print(
+            f"amtuner: {args.trace}: queue(s) {', '.join(unknown)} are no leaf of "
+            f"{cluster.source}: the apps did not run under this file",
+            file=sys.stderr,
+        )
+        return ExitCode.CONFIG
+    if cluster.config is not None and args.current is not None:
+        print("amtuner: --current is the file's value when a scheduler file is given",
+              file=sys.stderr)  # fmt: skip
         return ExitCode.CONFIG
     short = too_short(workload)
     if short:
         print(f"amtuner: {args.trace}: {short}", file=sys.stderr)
         return ExitCode.FAILED
-    current = label_of(DEFAULT_A[kind] if args.current is None else args.current)
-    seeds = range(args.seeds)
-    workers = args.workers or default_workers()
-    (table,) = sweep([Sweep(period, kind, coarse_labels(current), current)], seeds, workers,
-                     tqdm_progress)  # fmt: skip
-    value, why = recommend(table, current)
+    kind = cluster.kind
+    currents = [label_of(v) for v in cluster.currents] or [
+        label_of(DEFAULT_A[kind] if args.current is None else args.current)
+    ]
+    sweeps = [
+        Sweep(period, kind, coarse_labels(cur), cur, cluster.config, t, cluster.targets)
+        for t, cur in zip(cluster.targets, currents, strict=True)
+    ]
+    tables = sweep(sweeps, range(args.seeds), args.workers or default_workers(), tqdm_progress)
+    per_target = []
+    for w, table in zip(sweeps, tables, strict=True):
+        value, why = recommend(table, w.base)
+        per_target.append({"target": w.target, "current": w.base, "recommended": value,
+                           "why": why, "rows": [asdict(r) for r in table]})  # fmt: skip
     report = {
         "trace": str(args.trace),
         "workload": {
@@ -324,28 +443,31 @@ def cmd_advise(args: argparse.Namespace) -> int:
             "node_memory_mb": workload.node_memory_mb, "queues": list(workload.queues),
         },
         "scheduler": kind.value,
+        "scheduler_file": cluster.source,
         "seeds": args.seeds,
-        "current": current,
-        "recommended": value,
-        "why": why,
-        "rows": [asdict(r) for r in table],
+        "targets": per_target,
     }  # fmt: skip
+    if len(per_target) == 1:  # one value to advise on: its answer at the top
+        report |= {k: v for k, v in per_target[0].items() if k != "target"}
     if args.json:
         json.dump(report, sys.stdout, indent=2)
         print()
     else:
-        print_table(report, table)
+        print_report(report, tables)
     return ExitCode.OK
 
 
-def print_table(report: dict[str, Any], table: list[Row]) -> None:
+def print_report(report: dict[str, Any], tables: list[list[Row]]) -> None:
     from amtuner.bench.common import fmt
 
     w = report["workload"]
+    queues = (
+        f"the queues of {report['scheduler_file']}" if report["scheduler_file"]
+        else "a default leaf per queue"
+    )  # fmt: skip
     print(
         f"{report['trace']}: {w['apps']} apps on {w['nodes']} nodes x {w['node_memory_mb']} MB, "
-        f"{report['scheduler']} scheduler, {report['seeds']} seeds; current value "
-        f"{report['current']}"
+        f"{report['scheduler']} scheduler, {queues}, {report['seeds']} seeds"
     )
 
     def change(r: float | None, se: float | None) -> str:
@@ -354,16 +476,19 @@ def print_table(report: dict[str, Any], table: list[Row]) -> None:
         spread = "" if se is None else f" ±{NOISE_SE * se:.1%}"
         return f"{r - 1:+.1%}{spread}"
 
-    print(f"{'value':>8} {'JCT s':>9} {'vs current':>16} {'wait s':>8} {'vs current':>16} "
-          f"{'makespan s':>10} {'vs current':>16}")  # fmt: skip
-    for r in table:
-        mark = " <" if r.label == report["recommended"] else ""
-        print(
-            f"{r.label:>8} {fmt(r.jct_s):>9} {change(r.jct_ratio, r.jct_se):>16} "
-            f"{fmt(r.wait_s):>8} {change(r.wait_ratio, r.wait_se):>16} "
-            f"{fmt(r.makespan_s):>10} {change(r.makespan_ratio, r.makespan_se):>16}{mark}"
-        )
-    print(f"recommended: {report['recommended']}: {report['why']}")
+    for t, table in zip(report["targets"], tables, strict=True):
+        print(f"{t['target'] or 'global'}: current value {t['current']}")
+        print(f"{'value':>8} {'JCT s':>9} {'vs current':>16} {'wait s':>8} {'vs current':>16} "
+              f"{'makespan s':>10} {'vs current':>16}")  # fmt: skip
+        for r in table:
+            mark = " <" if r.label == t["recommended"] else ""
+            print(
+                f"{r.label:>8} {fmt(r.jct_s):>9} {change(r.jct_ratio, r.jct_se):>16} "
+                f"{fmt(r.wait_s):>8} {change(r.wait_ratio, r.wait_se):>16} "
+                f"{fmt(r.makespan_s):>10} {change(r.makespan_ratio, r.makespan_se):>16}{mark}"
+            )
+        which = f" for {t['target']}" if t["target"] else ""
+        print(f"recommended{which}: {t['recommended']}: {t['why']}")
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -378,8 +503,24 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--trace", type=Path, required=True, help="the app trace to replay")
     p.add_argument(
-        "--scheduler", choices=["capacity", "fair"], required=True,
-        help="the cluster's scheduler, whose AM share is advised",
+        "--scheduler", choices=["capacity", "fair"],
+        help="the cluster's scheduler, whose AM share is advised (default: the config's "
+        "scheduler.kind)",
+    )  # fmt: skip
+    p.add_argument(
+        "--scheduler-file", type=Path,
+        help="the cluster's capacity-scheduler.xml or fair-scheduler.xml: the replay has its "
+        "queues, capacities, weights, limits and AM shares (default: the config's)",
+    )  # fmt: skip
+    p.add_argument(
+        "--config", type=Path,
+        help="amtuner's config: the scheduler, its targets and its file (scheduler.config_file, "
+        "else the RM's configuration store through the rm section)",
+    )  # fmt: skip
+    p.add_argument(
+        "--target", action="append", metavar="QUEUE",
+        help="a leaf whose AM share is advised, every other value as the file has it; "
+        "repeatable; '' the global value (default: the config's scheduler.targets, else global)",
     )  # fmt: skip
     p.add_argument("--nodes", type=whole_number(1), help="nodes (default: the trace header's)")
     p.add_argument("--node-memory-mb", type=whole_number(1), help="default: the trace header's")

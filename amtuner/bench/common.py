@@ -18,7 +18,8 @@ from statistics import mean, stdev
 from typing import Any, TypeVar
 
 from amtuner.config import ControllerSettings
-from amtuner.model import SchedulerKind
+from amtuner.executor import SchedulerFile
+from amtuner.model import GLOBAL_TARGET, SchedulerKind
 from amtuner.sim.sched_config import with_capacity_properties
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, PERIOD_S, Heartbeats, Workload
@@ -50,22 +51,33 @@ def simulate(
     heartbeats: Heartbeats = HADOOP_3,
     hadoop: str = "3",
     properties: Mapping[str, str] | None = None,
+    config: bytes | None = None,
+    target: str = GLOBAL_TARGET,
 ) -> SimResult:
     """``spec`` (a workload, or its name for `load_workload`) with the global AM share fixed at
     ``a``, or (``a`` None) under ``policy`` every
     ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
     global value), its first cycle ``lead_s`` before the first job (0: with it); on nodes with
     ``node_vcores`` vcores instead of the workload's; ``properties``: more settings of a
-    CapacityScheduler's file (a queue's ``max-parallel-apps``)."""
+    CapacityScheduler's file (a queue's ``max-parallel-apps``).
+
+    ``config``: the cluster's own scheduler file instead of a default one for the workload's
+    queues; a fixed ``a`` is then set for ``target`` (the global value unless a queue is named)
+    as the executor would write it, and a policy starts from the file's values."""
     workload = load_workload(spec, seed=seed) if isinstance(spec, str) else spec
     if a is None and lead_s:
         # Makespan and job completion times are measured from submissions, so they do not move.
         jobs = [dataclasses.replace(j, submit_s=j.submit_s + lead_s) for j in workload.jobs]
         workload = dataclasses.replace(workload, jobs=tuple(jobs))
-    config = default_scheduler_config(
-        scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a,
-        weights=workload.queue_weights,
-    )  # fmt: skip
+    if config is None:
+        config = default_scheduler_config(
+            scheduler, workload.queues, DEFAULT_A[scheduler] if a is None else a,
+            weights=workload.queue_weights,
+        )  # fmt: skip
+    elif a is not None:
+        config = SchedulerFile(Path(f"{scheduler}-scheduler.xml"), scheduler, config).edit(
+            {target: a}
+        ).new_data
     if properties:
         config = with_capacity_properties(config, properties)
     sim = build_simulation(

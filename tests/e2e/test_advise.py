@@ -73,3 +73,79 @@ def test_a_trace_too_short_is_refused(tmp_path: Path) -> None:
     assert "12 apps" in run.stderr and "at least 30" in run.stderr
     assert run.stdout == ""
 
+
+
+def capacity_file(path: Path, queues: dict[str, dict[str, str]]) -> Path:
+    """A capacity-scheduler.xml with these leaves under root, each with its settings."""
+    props = {"yarn.scheduler.capacity.root.queues": ",".join(queues)}
+    for name, settings in queues.items():
+        props |= {f"yarn.scheduler.capacity.root.{name}.{k}": v for k, v in settings.items()}
+    body = "".join(f"<property><name>{k}</name><value>{v}</value></property>\n"
+                   for k, v in props.items())  # fmt: skip
+    path.write_text(f"<configuration>\n{body}</configuration>\n")
+    return path
+
+
+def test_the_scheduler_file_gives_the_queues_and_each_target_its_advice(tmp_path: Path) -> None:
+    trace = recorded_trace(tmp_path / "apps.jsonl", "twoqueue:small,large", 0.3)
+    sched = capacity_file(tmp_path / "capacity-scheduler.xml", {
+        "a": {"capacity": "70", "maximum-capacity": "100"},
+        "b": {"capacity": "30", "maximum-capacity": "100", "maximum-am-resource-percent": "0.3"},
+    })  # fmt: skip
+    argv = ["advise", "--trace", str(trace), "--scheduler", "capacity", "--seeds", "2",
+            "--workers", "2", "--json"]  # fmt: skip
+    run = amtuner(*argv, "--scheduler-file", str(sched), "--target", "root.a",
+                  "--target", "root.b")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["scheduler_file"] == str(sched)
+    a, b = report["targets"]
+    # Each target starts from the file's value: root.a the global default, root.b its own.
+    assert (a["target"], a["current"]) == ("root.a", "0.1")
+    assert (b["target"], b["current"]) == ("root.b", "0.3")
+    for t in (a, b):
+        labels = [r["label"] for r in t["rows"]]
+        assert t["recommended"] in labels and labels[-1] == "adaptive"
+    jct = {t["target"]: {r["label"]: r["jct_s"] for r in t["rows"]} for t in (a, b)}
+    assert jct["root.a"]["0.1"] != jct["root.b"]["0.1"], "the two targets were not set apart"
+    # The same value on the global default leaves is another cluster: the file was replayed.
+    plain = json.loads(amtuner(*argv).stdout)
+    assert plain["scheduler_file"] is None and [t["target"] for t in plain["targets"]] == [""]
+    assert {r["label"]: r["jct_s"] for r in plain["rows"]}["0.3"] != jct["root.b"]["0.3"]
+
+    people = amtuner(*argv[:-1], "--scheduler-file", str(sched), "--target", "root.b")
+    assert f"the queues of {sched}" in people.stdout
+    assert "root.b: current value 0.3" in people.stdout
+    assert "recommended for root.b: " in people.stdout
+
+
+def test_a_file_without_the_traces_queues_is_refused(tmp_path: Path) -> None:
+    trace = recorded_trace(tmp_path / "apps.jsonl", "twoqueue:small,large", 0.3)
+    sched = capacity_file(tmp_path / "capacity-scheduler.xml", {"a": {"capacity": "100"}})
+    run = amtuner("advise", "--trace", str(trace), "--scheduler", "capacity",
+                  "--scheduler-file", str(sched))  # fmt: skip
+    assert run.returncode == ExitCode.CONFIG
+    assert "root.b" in run.stderr and "no leaf of" in run.stderr and run.stdout == ""
+
+
+def test_the_queues_come_from_the_rms_configuration_store(tmp_path: Path) -> None:
+    """No file: the config's rm section and refresh.method rest, as the daemon reads it."""
+    from amtuner.demo import running_sim
+    from tests.e2e.conftest import write_config
+
+    trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
+    argv = ["--scheduler", "capacity", "--workload", "paper:mixed", "--port", "0",
+            "--speed", "5", "--mutable-conf"]  # fmt: skip
+    with running_sim(argv) as (url, _):
+        cfg = write_config(
+            tmp_path / "amtuner.yaml", rm={"urls": [url]},
+            scheduler={"kind": "capacity", "targets": ["root.default"]},
+            refresh={"method": "rest"},
+        )  # fmt: skip
+        run = amtuner("advise", "--trace", str(trace), "--config", str(cfg), "--seeds", "2",
+                      "--workers", "2", "--json")  # fmt: skip
+    assert run.returncode == 0, run.stderr
+    report = json.loads(run.stdout)
+    assert report["scheduler_file"] == "/ws/v1/cluster/scheduler-conf"
+    assert (report["targets"][0]["target"], report["current"]) == ("root.default", "0.1")
+    assert report["recommended"] in [r["label"] for r in report["rows"]]
