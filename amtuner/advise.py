@@ -171,10 +171,11 @@ def _run(replay: Replay) -> dict[str, float | None]:
         workload, w.scheduler, a, replay.seed, max_sim_seconds=limit_s, policy=policy,
         config=w.config, target=w.target, targets=w.targets,
     )  # fmt: skip
-    # A run that never finished (every AM holding the memory its tasks need) has no mean wait
-    # worth comparing: the apps that never got an AM are not in it.
-    wait = r.mean_wait_s if r.finished else None
-    return {"jct": r.mean_jct_s, "wait": wait, "makespan": r.makespan_s}
+    # A run that never finished (every AM holding the memory its tasks need) has no mean JCT
+    # or wait worth comparing: the apps stuck in it are not in them, so they would look best.
+    if not r.finished:
+        return {"jct": None, "wait": None, "makespan": None}
+    return {"jct": r.mean_jct_s, "wait": r.mean_wait_s, "makespan": r.makespan_s}
 
 
 Results = dict[tuple[str, int], dict[str, float | None]]
