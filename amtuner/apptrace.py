@@ -11,8 +11,9 @@ the fields of Hadoop's ``AppInfo`` (``/ws/v1/cluster/apps``) renamed to say thei
 KILLED), ``submit_ms`` (``startedTime``: the RM's name for the submission), ``launch_ms``
 (``launchTime``, Hadoop 3: when the AM container started; 0 when it never did), ``finish_ms``
 (``finishedTime``), ``memory_mb_s`` and ``vcore_s`` (``memorySeconds``, ``vcoreSeconds``: the
-size of every container of the app, its AM's included, times its life), ``am_memory_mb`` (null:
-the apps API does not report the AM's size of a finished app).
+size of every container of the app, its AM's included, times its life), ``am_memory_mb`` (the
+memory of its AM container as the recorder saw it while the app ran, `amtuner.record.am_size`;
+null when it never saw it running: the apps API does not report it for a finished app).
 
 The recorder's cursor is the file itself: the largest ``finish_ms`` recorded, asked for again
 as ``finishedTimeBegin`` (both ends are inclusive), with the apps that finished at that very

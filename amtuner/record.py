@@ -1,16 +1,19 @@
 """`amtuner record`: append the apps the RM reports finished to an app trace (`amtuner.apptrace`).
 
-One bounded request per poll (``/ws/v1/cluster/apps?states=FINISHED,FAILED,KILLED&
-finishedTimeBegin=CURSOR&limit=N``) through the monitor's client: the RMs of ``rm.urls`` with
-HA failover, one deadline per request, TLS and Kerberos as the config sets them. The RM keeps
-only its last ``yarn.resourcemanager.max-completed-applications`` finished apps (1000 in
-Hadoop 3), so a poll must come before that many more have finished; a full answer (``limit``
-apps) is said in the log, since some apps of that window may then be missing.
+Two bounded requests per poll through the monitor's client (the RMs of ``rm.urls`` with HA
+failover, one deadline per request, TLS and Kerberos as the config sets them): the apps running
+(``/ws/v1/cluster/apps?states=RUNNING&limit=N``), for their AM's size, which the RM reports only
+while an app runs (`am_size`), and the apps finished since the cursor
+(``?states=FINISHED,FAILED,KILLED&finishedTimeBegin=CURSOR&limit=N``). The RM keeps only its
+last ``yarn.resourcemanager.max-completed-applications`` finished apps (1000 in Hadoop 3), so a
+poll must come before that many more have finished; a full answer (``limit`` apps) is said in
+the log, since some apps of that window may then be missing.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
 import os
 import signal
@@ -53,6 +56,74 @@ def cluster_shape(client: RMClient) -> dict[str, int]:
     return out
 
 
+def am_size(info: dict[str, Any]) -> int | None:
+    """The memory of a running app's AM container, as Hadoop's ``AppInfo`` tells it: the
+    CapacityScheduler's ``resourceInfo.resourceUsagesByPartition[].amUsed`` (Hadoop 3, summed
+    over partitions), else ``allocatedMB`` while the AM is the app's only container
+    (``runningContainers`` 1: the FairScheduler reports no ``resourceInfo``). None when neither
+    says: a finished app reports -1 and 0 for both."""
+    usage = info.get("resourceInfo")
+    parts = usage.get("resourceUsagesByPartition") if isinstance(usage, dict) else None
+    if isinstance(parts, list):
+        used = [
+            p["amUsed"].get("memory")
+            for p in parts
+            if isinstance(p, dict) and isinstance(p.get("amUsed"), dict)
+        ]
+        total = sum(m for m in used if isinstance(m, int) and not isinstance(m, bool))
+        if total > 0:
+            return total
+    mb = info.get("allocatedMB")
+    if info.get("runningContainers") == 1 and isinstance(mb, int) and mb > 0:
+        return mb
+    return None
+
+
+def am_container_size(client: RMClient, app_id: str) -> int | None:
+    """The memory of a running app's AM container from the RM's container report (Hadoop 3's
+    ``/apps/{id}/appattempts`` names the attempt's AM container, ``…/containers/{id}`` its
+    ``allocatedMB``): what `am_size` cannot tell once the AM has tasks beside it. None where the
+    RM does not serve these (404: Hadoop 2, or the app finished meanwhile)."""
+    from amtuner.monitor import ObservationError
+
+    try:
+        doc = client.get_json(f"{APPS_PATH}/{app_id}/appattempts")
+        attempt = doc["appAttempts"]["appAttempt"][-1]
+        path = f"{APPS_PATH}/{app_id}/appattempts/{attempt['appAttemptId']}/containers/"
+        mb = client.get_json(path + attempt["containerId"])["container"]["allocatedMB"]
+    except ObservationError as exc:
+        if exc.reason != "http-error":
+            raise
+        return None
+    except (KeyError, IndexError, TypeError):
+        return None
+    return mb if isinstance(mb, int) and not isinstance(mb, bool) and mb > 0 else None
+
+
+def poll_running(client: RMClient, am_sizes: dict[str, int | None], limit: int) -> None:
+    """Learn the AM size of the apps running now into ``am_sizes`` (by app id; None: asked, not
+    told), kept until the app is recorded; bounded by dropping the longest-known past
+    ``2 * limit``. Each app costs a container report at most once, when `am_size` cannot say."""
+    from amtuner.apptrace import TraceError
+
+    doc = client.get_json(f"{APPS_PATH}?states=RUNNING&limit={limit}")
+    apps: Any = doc.get("apps") if isinstance(doc, dict) else None
+    infos = (apps or {}).get("app", []) if isinstance(apps, dict | None) else None
+    if not isinstance(infos, list):
+        raise TraceError(f"{APPS_PATH}: not an apps document: {str(doc)[:200]}")
+    for info in infos:
+        if not isinstance(info, dict) or not isinstance(info.get("id"), str):
+            continue
+        app_id = info["id"]
+        if am_sizes.get(app_id) is None:
+            size = am_size(info)
+            if size is None and app_id not in am_sizes:
+                size = am_container_size(client, app_id)
+            am_sizes[app_id] = size
+    for app_id in list(am_sizes)[: max(0, len(am_sizes) - 2 * limit)]:
+        del am_sizes[app_id]
+
+
 def open_trace(path: Path, client: RMClient, rm: str) -> tuple[int, frozenset[str]]:
     """The trace's cursor; a new file gets its header first. A torn last line (a recorder
     killed mid-write) is cut off, so the next line starts clean."""
@@ -76,8 +147,10 @@ def poll(
     since: tuple[int, frozenset[str]],
     limit: int,
     max_bytes: int,
+    am_sizes: dict[str, int | None] | None = None,
 ) -> tuple[tuple[int, frozenset[str]], int]:
-    """One request; appends the apps not yet recorded. Returns the new cursor and how many."""
+    """One request; appends the apps not yet recorded, each with its AM size if ``am_sizes``
+    (`poll_running`) knows it. Returns the new cursor and how many."""
     from amtuner.apptrace import FINAL_STATES, AppRecord, TraceError, cursor
 
     begin, seen = since
@@ -99,6 +172,8 @@ def poll(
         rec = AppRecord.from_app_info(info)
         if rec.finish_ms < begin or (rec.finish_ms == begin and rec.id in seen):
             continue
+        if am_sizes:
+            rec = dataclasses.replace(rec, am_memory_mb=am_sizes.pop(rec.id, None))
         records.append(rec)
     records.sort(key=lambda r: (r.finish_ms, r.id))
     text = "".join(r.line() for r in records).encode()
@@ -137,8 +212,10 @@ def cmd_record(args: argparse.Namespace) -> int:
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         since = open_trace(args.out, client, ",".join(cfg.rm.urls))
+        am_sizes: dict[str, int | None] = {}
         while True:
-            since, n = poll(args.out, client, since, args.limit, args.max_bytes)
+            poll_running(client, am_sizes, args.limit)
+            since, n = poll(args.out, client, since, args.limit, args.max_bytes, am_sizes)
             log.info("%d apps recorded; cursor finishedTimeBegin=%d", n, since[0])
             if args.once or stop.wait(args.interval):
                 return ExitCode.OK

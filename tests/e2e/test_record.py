@@ -5,6 +5,9 @@ replays through the simulator."""
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -107,3 +110,35 @@ def test_sim_apps_api_filters_finished_time_as_the_rm(sim: tuple[str, Path]) -> 
     bad = requests.get(apps_url, params={"finishedTimeBegin": "-1"}, timeout=10)
     assert bad.status_code == 400
     assert "finishedTimeBegin" in json.loads(bad.text)["RemoteException"]["message"]
+
+
+@pytest.mark.parametrize("sim", ["capacity"], indirect=True)
+def test_a_recorder_that_saw_an_app_running_records_its_am_size(
+    sim: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The apps API reports no AM size for a finished app; a recorder polling while apps run
+    learns it (``allocatedMB`` while the AM is the app's only container; the simulated RM serves
+    no container reports, so the rest stay null) and writes it with the app once it finished."""
+    url, sched = sim
+    cfg = write_config(
+        tmp_path / "amtuner.yaml", rm={"urls": [url]},
+        scheduler={"kind": "capacity", "config_file": str(sched)},
+    )  # fmt: skip
+    trace = tmp_path / "apps.jsonl"
+    argv = [sys.executable, "-m", "amtuner", "record", "--config", str(cfg), "--out", str(trace),
+            "--interval", "0.1"]  # fmt: skip
+    proc = subprocess.Popen(argv, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 90
+        sized: list = []
+        while len(sized) < 3 and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.5)
+            if trace.exists():
+                sized = [a for a in read_trace(trace)[1] if a.am_memory_mb is not None]
+    finally:
+        proc.send_signal(signal.SIGTERM)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err
+    assert len(sized) >= 3, err
+    # paper:mixed's AMs ask 1536 MB; the RM allocates whole GBs of its minimum allocation.
+    assert {a.am_memory_mb for a in sized} == {2048}
