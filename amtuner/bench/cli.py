@@ -183,6 +183,40 @@ def cmd_real(args: argparse.Namespace) -> int:
     return _report_real(summary, args)
 
 
+def cmd_advise_real(args: argparse.Namespace) -> int:
+    from amtuner.bench import advise_real
+    from amtuner.realyarn import Unavailable
+
+    logging.getLogger("amtuner.sim").setLevel(logging.WARNING)
+    recorded = None
+    if args.fixed_from:
+        try:
+            recorded = json.loads(args.fixed_from.read_text())
+            for kind in _schedulers(args.scheduler):
+                if not advise_real.bench_fixed_rows(recorded, kind):
+                    raise ValueError(f"no {kind} fixed rows")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+            print(f"amtuner bench advise-real: cannot read fixed rows from {args.fixed_from}: "
+                  f"{exc!r}", file=sys.stderr)  # fmt: skip
+            return ExitCode.CONFIG
+    work = _work_dir(args)
+    print(f"advise checked on Hadoop's own RM; work in {work}", file=sys.stderr)
+    try:
+        summary = advise_real.run(
+            _schedulers(args.scheduler), work, _progress, args.seeds, args.workers, recorded,
+            args.runs,
+        )
+    except Unavailable as exc:
+        print(f"amtuner bench advise-real: no real RM can run here: {exc}", file=sys.stderr)
+        return ExitCode.CONFIG
+    for result in summary["results"]:
+        print(advise_real.format_result(result))
+    if args.json:
+        args.json.write_text(json.dumps(summary, indent=2) + "\n")
+        print(f"wrote {args.json}")
+    return ExitCode.OK
+
+
 def _work_dir(args: argparse.Namespace) -> Path:
     """Where real clusters keep their files: ``--work``, or a new temporary directory."""
     return args.work or Path(tempfile.mkdtemp(prefix="amtuner-bench-real-"))
@@ -401,6 +435,33 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="with --resimulate: run this row again on the real RM (e.g. "
                         "capacity:adaptive after a change to that policy); repeatable")
     p.set_defaults(func=cmd_real)
+
+    p = sub.add_parser(
+        "advise-real",
+        help="amtuner advise checked on Hadoop's own RM: record, advise, run the advice",
+        description="Per scheduler: the real bench's batch on a real MiniYARNCluster at the "
+        "default AM share while amtuner record records it; amtuner advise on that trace; the "
+        "batch again at the recommended value. Reports the gain advise predicted against the "
+        "gain measured, and the recommended value against the best real fixed row "
+        "(docs/advise.md).",
+    )
+    p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
+                   help="the scheduler(s) to run (default: %(default)s)")
+    p.add_argument("--fixed-from", type=Path, metavar="JSON",
+                   help="take the fixed rows from an earlier `bench real --json` of the same "
+                        "batch (docs/real-bench.json) instead of running them here")
+    p.add_argument("--runs", type=whole_number(1), default=2,
+                   help="rounds of real runs, each value once a round, compared by their mean "
+                        "(default: %(default)s)")
+    p.add_argument("--seeds", type=whole_number(2), default=5,
+                   help="advise's seeds (default: %(default)s)")
+    p.add_argument("--workers", type=whole_number(1), default=default_workers(),
+                   help="advise's processes (default: the CPUs available, %(default)s)")
+    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    p.add_argument("--work", type=Path,
+                   help="directory for the clusters' files, logs and the trace (default: a new "
+                        "temporary one)")
+    p.set_defaults(func=cmd_advise_real)
 
     p = sub.add_parser(
         "soak",

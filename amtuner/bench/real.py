@@ -23,8 +23,6 @@ import dataclasses
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -37,7 +35,7 @@ from typing import Any
 import requests
 import yaml
 
-from amtuner.bench import REAL_RUNS, SUITE_SEEDS
+from amtuner.bench import REAL_RUNS, SUITE_SEEDS, processes
 from amtuner.bench.common import DEFAULT_A, fmt, mean_of, simulate
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
@@ -211,10 +209,13 @@ def run_real(
     build: Build,
     batch: Workload | None = None,
     properties: Mapping[str, str] | None = None,
+    record_to: Path | None = None,
 ) -> RealRun:
     """One run of ``batch`` (default: `workload`) on a fresh real cluster. ``a`` None runs
     ``policy`` from the scheduler's default share. ``properties``: more settings of a
-    CapacityScheduler's file, in force (refreshed) before the batch is submitted."""
+    CapacityScheduler's file, in force (refreshed) before the batch is submitted.
+    ``record_to``: `amtuner record` runs beside the batch, as an operator would run it, into
+    this trace file; the run ends once it holds every app of the batch."""
     work.mkdir(parents=True, exist_ok=True)
     start_a = DEFAULT_A[kind] if a is None else a
     session = requests.Session()
@@ -229,18 +230,18 @@ def run_real(
             for job in (batch or workload()).jobs
         ]
         began = time.monotonic()
-        daemon = None
+        config = _daemon_config(rm, policy, work)
+        daemons = []
+        if record_to is not None:
+            daemons.append(processes.record(work / "record.log", config, record_to))
         if a is None:
-            config = _daemon_config(rm, policy, work)
-            with (work / "daemon.log").open("w") as log:
-                daemon = subprocess.Popen(
-                    [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
-                    stdout=log, stderr=subprocess.STDOUT,
-                )  # fmt: skip
+            daemons.append(processes.start(work / "daemon.log", "run", "--config", str(config)))
         try:
             records = _wait_finished(session, rm, set(submitted), began)
+            if record_to is not None:
+                processes.wait_recorded(record_to, set(submitted), daemons[0])
         finally:
-            if daemon is not None:
+            for daemon in daemons:
                 daemon.send_signal(signal.SIGTERM)
                 daemon.wait(60)
         trace = [[0.0, start_a]]
