@@ -172,3 +172,24 @@ def test_rows_to_run_again_must_be_rows_of_the_recording(tmp_path: Path) -> None
     )
     assert unknown.returncode == 2
     assert "no such rows to run again: capacity:nope" in unknown.stderr
+
+
+def test_advise_real_refuses_fixed_rows_it_cannot_read_before_any_real_run(
+    tmp_path: Path,
+) -> None:
+    """``bench advise-real --fixed-from``: a file that is not there, or holds no fixed row of a
+    scheduler asked for, is refused (exit 2, naming it) before a cluster starts; the recorded
+    rows give each fixed value's real mean JCT."""
+    from amtuner.bench import advise_real
+
+    missing = amtuner("bench", "advise-real", "--fixed-from", str(tmp_path / "none.json"),
+                      "--work", str(tmp_path / "w"))  # fmt: skip
+    assert missing.returncode == 2 and "none.json" in missing.stderr
+    rows = [{"scheduler": "capacity", "policy": "fixed:0.3", "real_mean_jct_s": 43.4},
+            {"scheduler": "capacity", "policy": "default", "real_mean_jct_s": 87.7}]  # fmt: skip
+    (tmp_path / "cs.json").write_text(json.dumps({"rows": rows}))
+    no_fair = amtuner("bench", "advise-real", "--scheduler", "fair", "--fixed-from",
+                      str(tmp_path / "cs.json"), "--work", str(tmp_path / "w"))  # fmt: skip
+    assert no_fair.returncode == 2 and "no fair fixed rows" in no_fair.stderr
+    assert not (tmp_path / "w").exists()
+    assert advise_real.bench_fixed_rows({"rows": rows}, SchedulerKind.CAPACITY) == {"0.3": 43.4}
