@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from amtuner.bench import am_share, whole_number
+from amtuner.bench import am_share, plot_file, whole_number
 from amtuner.exitcodes import ExitCode
 from amtuner.model import GLOBAL_TARGET, SchedulerKind
 
@@ -120,6 +120,9 @@ class Sweep:
     config: bytes | None = None
     target: str = GLOBAL_TARGET
     targets: tuple[str, ...] = ()
+    distributions: bool = False
+    """Keep every job's completion time and wait of each run too (``jcts``, ``waits``), for
+    the plot: a long period's are many."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +161,7 @@ def _loaded(period: Period) -> tuple[Workload, float]:
     return workload, horizon_s(workload)
 
 
-def _run(replay: Replay) -> dict[str, float | None]:
+def _run(replay: Replay) -> dict[str, Any]:
     """One replay, in a worker process: the figures the advice compares."""
     from amtuner.bench.common import simulate
 
@@ -173,12 +176,17 @@ def _run(replay: Replay) -> dict[str, float | None]:
     )  # fmt: skip
     # A run that never finished (every AM holding the memory its tasks need) has no mean JCT
     # or wait worth comparing: the apps stuck in it are not in them, so they would look best.
-    if not r.finished:
-        return {"jct": None, "wait": None, "makespan": None}
-    return {"jct": r.mean_jct_s, "wait": r.mean_wait_s, "makespan": r.makespan_s}
+    figures: dict[str, Any] = (
+        {"jct": r.mean_jct_s, "wait": r.mean_wait_s, "makespan": r.makespan_s}
+        if r.finished
+        else {"jct": None, "wait": None, "makespan": None}
+    )
+    if w.distributions:  # the apps that did complete, drawn as the value's that never finished
+        figures |= {"jcts": r.jcts_s, "waits": r.waits_s}
+    return figures
 
 
-Results = dict[tuple[str, int], dict[str, float | None]]
+Results = dict[tuple[str, int], dict[str, Any]]
 """Each run's figures by (the value's label, seed)."""
 
 
@@ -255,13 +263,15 @@ def sweep(
     sweeps: Sequence[Sweep],
     seeds: Sequence[int],
     workers: int,
-    progress: Progress[dict[str, float | None]] | None = None,
+    progress: Progress[dict[str, Any]] | None = None,
+    kept: dict[Sweep, Results] | None = None,
 ) -> list[list[Row]]:
     """Each sweep's table: its labels over ``seeds``, then the values 0.05 either side of its
-    best fixed one; every run of every sweep one job of ``workers`` processes."""
+    best fixed one; every run of every sweep one job of ``workers`` processes. ``kept``, if
+    given, receives each sweep's runs."""
     from amtuner.bench.common import run_all
 
-    def run(todo: dict[int, Sequence[str]]) -> dict[Replay, dict[str, float | None]]:
+    def run(todo: dict[int, Sequence[str]]) -> dict[Replay, dict[str, Any]]:
         replays = [
             Replay(sweeps[i], label, seed)
             for i, labels in todo.items()
@@ -272,9 +282,9 @@ def sweep(
         replays.sort(key=lambda r: r.label != ADAPTIVE)
         return run_all(_run, replays, workers, progress, 1)
 
-    results: dict[Sweep, Results] = {}
+    results: dict[Sweep, Results] = {} if kept is None else kept
 
-    def file(done: dict[Replay, dict[str, float | None]]) -> None:
+    def file(done: dict[Replay, dict[str, Any]]) -> None:
         for r, figures in done.items():
             results.setdefault(r.sweep, {})[(r.label, r.seed)] = figures
 
@@ -428,10 +438,14 @@ def cmd_advise(args: argparse.Namespace) -> int:
         label_of(DEFAULT_A[kind] if args.current is None else args.current)
     ]
     sweeps = [
-        Sweep(period, kind, coarse_labels(cur), cur, cluster.config, t, cluster.targets)
+        Sweep(period, kind, coarse_labels(cur), cur, cluster.config, t, cluster.targets,
+              distributions=args.plot is not None)
         for t, cur in zip(cluster.targets, currents, strict=True)
-    ]
-    tables = sweep(sweeps, range(args.seeds), args.workers or default_workers(), tqdm_progress)
+    ]  # fmt: skip
+    kept: dict[Sweep, Results] = {}
+    tables = sweep(
+        sweeps, range(args.seeds), args.workers or default_workers(), tqdm_progress, kept
+    )
     per_target = []
     for w, table in zip(sweeps, tables, strict=True):
         value, why = recommend(table, w.base)
@@ -455,6 +469,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
         print()
     else:
         print_report(report, tables)
+    if args.plot is not None:
+        from amtuner.adviceplot import plot
+
+        plot(report, [kept[w] for w in sweeps], args.plot)
+        print(f"wrote {args.plot}", file=sys.stderr)
     return ExitCode.OK
 
 
@@ -535,4 +554,9 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--workers", type=whole_number(1), help="processes (default: every core)")
     p.add_argument("--json", action="store_true", help="the report as JSON, for programs")
+    p.add_argument(
+        "--plot", type=plot_file, metavar="PNG",
+        help="draw each value's JCT and wait distributions, per target, into this PNG (needs "
+        "the plot extra)",
+    )  # fmt: skip
     p.set_defaults(func=cmd_advise, compiled_core=True)

@@ -5,6 +5,7 @@ loads no simulator."""
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -64,3 +65,13 @@ def am_share(text: str) -> float:
     if not 0 < value <= 1:
         raise argparse.ArgumentTypeError(f"{text} is not an AM share in (0, 1]")
     return value
+
+
+def plot_file(text: str) -> Path:
+    """An argparse ``type`` for ``--plot``: refused before hours of simulation if the chart
+    could not be drawn."""
+    if importlib.util.find_spec("matplotlib") is None:
+        raise argparse.ArgumentTypeError(
+            "needs matplotlib, which is not installed: pip install 'amtuner[plot]'"
+        )
+    return Path(text)

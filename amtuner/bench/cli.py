@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import importlib.util
 import json
 import logging
 import sys
@@ -22,6 +21,7 @@ from amtuner.bench import (
     ZOO_RUN_SEEDS,
     am_share,
     default_workers,
+    plot_file,
     whole_number,
 )
 from amtuner.controller import POLICIES
@@ -35,15 +35,6 @@ GUARD_NOTE = (
 )
 """Printed under every controller table. `amtuner run`'s default guard, at its default period
 (the benchmarks' 15 s), holds and clips none of these moves; a tighter one would."""
-
-
-def _plot_file(text: str) -> Path:
-    """``--plot`` is refused before hours of simulation if the chart could not be drawn."""
-    if importlib.util.find_spec("matplotlib") is None:
-        raise argparse.ArgumentTypeError(
-            "needs matplotlib, which is not installed: pip install 'amtuner[plot]'"
-        )
-    return Path(text)
 
 
 def _schedulers(text: str) -> list[SchedulerKind]:
@@ -365,7 +356,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
                    help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
-    p.add_argument("--plot", type=_plot_file, help="write a bar chart (PNG) here")
+    p.add_argument("--plot", type=plot_file, help="write a bar chart (PNG) here")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
     p.add_argument("--seeds", type=int, default=10,
@@ -393,7 +384,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
                    help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
-    p.add_argument("--plot", type=_plot_file, help="write a chart (PNG) here")
+    p.add_argument("--plot", type=plot_file, help="write a chart (PNG) here")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
     p.add_argument("--seeds", type=int, default=None,
@@ -425,7 +416,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--runs", type=whole_number(1), default=REAL_RUNS,
                    help="real runs per row, compared by their mean (default: %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
-    p.add_argument("--plot", type=_plot_file, help="write a bar chart (PNG) here")
+    p.add_argument("--plot", type=plot_file, help="write a bar chart (PNG) here")
     p.add_argument("--work", type=Path,
                    help="directory for the clusters' files and logs (default: a new temporary one)")
     p.add_argument("--resimulate", type=Path, metavar="JSON",

@@ -76,9 +76,17 @@ class SimResult:
     mean_wait_s: float | None = None
     """Submission to AM container (ACCEPTED), over the apps that got one: where a low AM share
     makes apps wait."""
+    jcts_s: tuple[float, ...] = field(default=(), repr=False)
+    """Each completed job's completion time, shortest first: the distribution the mean and
+    p95 summarize."""
+    waits_s: tuple[float, ...] = field(default=(), repr=False)
+    """Each started app's wait in ACCEPTED, shortest first."""
 
     def to_json_dict(self) -> dict[str, object]:
-        return asdict(self)
+        """The figures, without the per-job distributions (a SWIM day has thousands)."""
+        out = asdict(self)
+        del out["jcts_s"], out["waits_s"]
+        return out
 
 
 def _r(x: float) -> float:
@@ -327,6 +335,8 @@ class Simulation:
             queue_a_trace={q: [list(p) for p in t] for q, t in self.queue_a_trace.items()},
             ams_at_once=most_at_once(self._am_lives()),
             mean_wait_s=_r(sum(waits) / len(waits)) if waits else None,
+            jcts_s=tuple(_r(j) for j in jcts),
+            waits_s=tuple(sorted(_r(w) for w in waits)),
         )
 
 

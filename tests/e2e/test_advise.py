@@ -5,12 +5,16 @@ and a trace too short to say anything refused."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from dataclasses import asdict
 from pathlib import Path
 
 import pytest
 
 from amtuner.apptrace import AppRecord, header_line
 from amtuner.exitcodes import ExitCode
+from amtuner.model import SchedulerKind
 from amtuner.sim.rmapi.face import FaceOptions
 from amtuner.sim.rmapi.rest import apps_info
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
@@ -60,10 +64,47 @@ def test_advise_replays_every_value_and_recommends_one(tmp_path: Path) -> None:
     rec = next(r for r in report["rows"] if r["label"] == report["recommended"])
     assert 1 - rec["jct_ratio"] > 2 * rec["jct_se"]
 
-    people = amtuner(*argv, "--workers", "2")
+    png = tmp_path / "advice.png"
+    people = amtuner(*argv, "--workers", "2", "--plot", str(png))
     assert people.returncode == 0, people.stderr
     assert f"recommended: {report['recommended']}: " in people.stdout
     assert "current value 0.1" in people.stdout
+    assert f"wrote {png}" in people.stderr
+    assert png.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_distributions_are_those_of_the_runs(tmp_path: Path) -> None:
+    """What the plot draws: every job of every seed, whose mean is the table's figure."""
+    from amtuner import advise
+    from amtuner.adviceplot import plot
+    from amtuner.bench.common import mean_of
+
+    trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
+    period = advise.Period(f"trace:{trace}")
+    w = advise.Sweep(period, SchedulerKind.CAPACITY, ("0.1", "0.5"), "0.1", distributions=True)
+    kept: dict[advise.Sweep, advise.Results] = {}
+    (table,) = advise.sweep([w], range(2), 1, None, kept)
+    for row in table:
+        runs = [kept[w][(row.label, s)] for s in range(2)]
+        assert all(len(r["jcts"]) == 30 and len(r["waits"]) == 30 for r in runs)
+        assert row.jct_s == pytest.approx(mean_of(mean_of(r["jcts"]) for r in runs), abs=2e-3)
+    report = {"trace": str(trace), "workload": {"apps": 30}, "scheduler": "capacity",
+              "seeds": 2, "targets": [{"target": "", "current": "0.1", "recommended": "0.5",
+                                       "rows": [asdict(r) for r in table]}]}  # fmt: skip
+    plot(report, [kept[w]], tmp_path / "a.png")
+    assert (tmp_path / "a.png").stat().st_size > 10_000
+
+
+def test_plot_without_matplotlib_is_refused_before_any_replay(tmp_path: Path) -> None:
+    trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
+    hide = "import sys; sys.modules['matplotlib'] = None; from amtuner.cli import main; "
+    proc = subprocess.run(
+        [sys.executable, "-c", hide + "sys.exit(main(sys.argv[1:]))", "advise", "--trace",
+         str(trace), "--scheduler", "fair", "--plot", str(tmp_path / "a.png")],
+        capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == ExitCode.CONFIG
+    assert "pip install 'amtuner[plot]'" in proc.stderr and proc.stdout == ""
 
 
 def test_a_trace_too_short_is_refused(tmp_path: Path) -> None:
