@@ -249,13 +249,14 @@ def format_report(summary: dict[str, Any]) -> str:
             f"{cell(d['mean']):>12} {cell(d['p90']):>6} {cell(d['worst']):>6}  "
             f"{t['changed']:>5}  {bar}"
         )
-    refused: dict[str, list[int]] = {}
-    for r in summary["refused"]:
-        refused.setdefault(r["trace"], []).append(r["apps"])
-    for trace, apps in refused.items():
+    refused: dict[str, dict[str, int]] = {}
+    for r in summary["refused"]:  # one row per scheduler: count each period once
+        refused.setdefault(r["trace"], {})[str(r["window"])] = r["apps"]
+    for trace, periods in refused.items():
+        apps = periods.values()
         lines.append(
-            f"  refused (fewer apps than advice needs): {_short(trace)}: {len(apps)} "
-            f"period(s) x scheduler, of {min(apps)}-{max(apps)} apps"
+            f"  refused (fewer apps than advice needs): {_short(trace)}: {len(periods)} "
+            f"period(s) of {min(apps)}-{max(apps)} apps"
         )
     lines.append("bar: " + ("met" if passed(summary) else "NOT met"))
     return "\n".join(lines)
