@@ -11,6 +11,12 @@ map of its job is placed, and AMs plus held reduces can never starve their own m
 ``Heartbeats.reduce_ramp`` the AM behaves as MapReduce's does (`amtuner.sim.mrallocator`): it
 asks for reduces at a higher priority than maps, as many as its headroom allows, and preempts
 held reduces when its maps starve; it then reconsiders every AM heartbeat while maps wait.
+
+A launcher (Oozie's ``LauncherAM``: one AM that runs an action's main class, which submits a
+child job and waits for it) submits its children (the jobs whose ``JobSpec.launched_by`` names
+it) with its first asks, and is done only once they have ended and its AM has heard so, on its
+next heartbeat. Its AM holds AM share all that time: while the children's AMs wait behind the
+same queue's AM limit, nothing moves (the launcher deadlock).
 """
 
 from __future__ import annotations
@@ -43,12 +49,15 @@ class App:
         "app_id",
         "beat_due",
         "beat_phase",
+        "children",
+        "children_left",
         "finished_s",
         "held_reduces",
         "hkey",
         "hpos",
         "in_heap",
         "index",
+        "launcher",
         "leaf",
         "map_ask",
         "maps_asked_s",
@@ -71,6 +80,7 @@ class App:
         "spec",
         "started_s",
         "state",
+        "submitted_s",
         "used_mb",
         "used_since_s",
         "used_vcores",
@@ -80,7 +90,8 @@ class App:
 
     def __init__(self, index: int, app_id: str, spec: JobSpec, min_alloc_mb: int) -> None:
         self.index = index
-        """Submission order; FIFO ordering and tie-breaks use it."""
+        """Submission order; FIFO ordering and tie-breaks use it. A launcher's child is given
+        its place when it is submitted (`Runtime._submit`), as the RM numbers apps."""
         self.app_id = app_id
         self.spec = spec
         self.user = spec.user
@@ -91,6 +102,8 @@ class App:
         self.am_memory_mb = normalise_up(spec.am_memory_mb, min_alloc_mb)
         self.am_vcores = max(1, spec.am_vcores)
         self.am_node: Node | None = None
+        self.submitted_s = spec.submit_s
+        """When the RM got it: ``spec.submit_s``, or when its launcher submitted it."""
         self.started_s: float | None = None
         self.finished_s: float | None = None
         self.pending: list[Unit] = []
@@ -126,6 +139,12 @@ class App:
         self.in_heap = False
         self.reserved = 0
         """Nodes reserved for its AM (`amtuner.sim.fsreserve`)."""
+        self.launcher: App | None = None
+        """The launcher whose AM submits it (`JobSpec.launched_by`)."""
+        self.children: list[App] = []
+        """The apps its AM submits and waits for, as a launcher."""
+        self.children_left = 0
+        """Of its children, those not ended yet."""
 
     def hold(self, now: float, mb: int, vcores: int) -> None:
         """Changes what it holds; what it held adds up as the RM's memory/vcoreSeconds do."""
@@ -297,7 +316,8 @@ class Runtime(TaskSink):
         self._beat_s = heartbeats.am_s if heartbeats.am_s > 0 else HEARTBEAT_S
         self._reduce_ramp = heartbeats.reduce_ramp
         cluster.sink = self
-        engine.at_each([app.spec.submit_s for app in apps], self._submit, apps)
+        roots = link_launchers(apps)
+        engine.at_each([app.spec.submit_s for app in roots], self._submit, roots)
 
     def to_beat(self, app: App) -> float:
         """Seconds to ``app``'s AM's next heartbeat, never 0: what happens at a heartbeat's
@@ -334,6 +354,8 @@ class Runtime(TaskSink):
             self.mark_dirty()
 
     def _submit(self, app: App) -> None:
+        app.index = self.apps_submitted
+        app.submitted_s = self.engine.now
         self.apps_submitted += 1
         app.state = "SUBMITTED"
         # An AM larger than any node: the RM refuses it (its maximum allocation).
@@ -346,7 +368,24 @@ class Runtime(TaskSink):
             app.state = "FAILED"
             app.finished_s = self.engine.now
             self.apps_failed += 1
-            self._one_less()
+            self._ended(app)
+
+    def _ended(self, app: App) -> None:
+        """``app`` reached a final state. Children it never submitted never will be; its
+        launcher's AM hears of its end on its next heartbeat (it polls its child's report)."""
+        for child in app.children:
+            if child.state == "NEW":
+                self._ended(child)
+        self._one_less()
+        launcher = app.launcher
+        if launcher is None:
+            return
+        launcher.children_left -= 1
+        if launcher.children_left == 0 and launcher.finished_s is None:
+            if self._am_s > 0:
+                self.engine.after(self.to_beat(launcher), self._maybe_done, launcher)
+            else:
+                self._maybe_done(launcher)
 
     def _one_less(self) -> None:
         self.unfinished -= 1
@@ -477,6 +516,8 @@ class Runtime(TaskSink):
         maps = [Unit.of(g, min_alloc) for g in app.spec.maps if g.count > 0]
         self._add_asks(app, maps, first=False)
         app.maps_asked_s = self.engine.now
+        for child in app.children:
+            self._submit(child)
         self._reconsider(app)
         self._maybe_done(app)
 
@@ -570,7 +611,11 @@ class Runtime(TaskSink):
             self._reconsider(app)
 
     def _maybe_done(self, app: App) -> None:
-        if app.maps_done == app.maps_total and app.reduces_done == app.reduces_total:
+        if (
+            app.maps_done == app.maps_total
+            and app.reduces_done == app.reduces_total
+            and app.children_left == 0
+        ):
             teardown = app.spec.am_teardown_s
             if self._exit_beat > 0:
                 # The AM container's exit reaches the RM on its node's next heartbeat
@@ -597,4 +642,32 @@ class Runtime(TaskSink):
         else:
             self.apps_failed += 1
         self.scheduler.app_finished(app)
-        self._one_less()
+        self._ended(app)
+
+
+def link_launchers(apps: list[App]) -> list[App]:
+    """Tie each launcher's child to it (`JobSpec.launched_by`); the apps submitted at their own
+    ``submit_s``, in order. Raises ValueError for a launcher no job is, or a chain of
+    launchers that never reaches an app submitted by itself."""
+    by_id = {app.spec.job_id: app for app in apps}
+    roots: list[App] = []
+    for app in apps:
+        name = app.spec.launched_by
+        if not name:
+            roots.append(app)
+            continue
+        launcher = by_id.get(name)
+        if launcher is None:
+            raise ValueError(f"{app.spec.job_id} is launched by {name}, which is no job")
+        app.launcher = launcher
+        launcher.children.append(app)
+        launcher.children_left += 1
+    for app in apps:
+        seen = {app.spec.job_id}
+        up = app.launcher
+        while up is not None:
+            if up.spec.job_id in seen:
+                raise ValueError(f"{app.spec.job_id}'s launchers launch each other")
+            seen.add(up.spec.job_id)
+            up = up.launcher
+    return roots

@@ -147,7 +147,11 @@ class Simulation:
             self.scheduler = FairScheduler(
                 config, self.cluster, hadoop=hadoop, site=site, reserve=heartbeats.fs_reserve
             )
-        order = sorted(range(len(workload.jobs)), key=lambda i: workload.jobs[i].submit_s)
+        # A launcher's children after every other app: they are numbered when submitted.
+        order = sorted(
+            range(len(workload.jobs)),
+            key=lambda i: (bool(workload.jobs[i].launched_by), workload.jobs[i].submit_s),
+        )
         min_alloc = self.cluster.min_alloc_mb
         self.apps = [
             App(n, f"application_{CLUSTER_TIMESTAMP}_{n + 1:04d}", workload.jobs[i], min_alloc)
@@ -269,7 +273,7 @@ class Simulation:
                     queue=leaf.conf.path if leaf is not None else app.spec.queue,  # type: ignore[attr-defined]
                     user=app.spec.user,
                     state=app.state,
-                    submitted_s=app.spec.submit_s,
+                    submitted_s=app.submitted_s,
                     started_s=app.started_s,
                     finished_s=app.finished_s,
                     allocated=Res(app.used_mb, app.used_vcores),
@@ -297,7 +301,7 @@ class Simulation:
         self.cluster.account_until_now()
         now = self.now
         jcts = sorted(
-            a.finished_s - a.spec.submit_s
+            a.finished_s - a.submitted_s
             for a in self.apps
             if a.state == "FINISHED" and a.finished_s is not None
         )
@@ -309,8 +313,8 @@ class Simulation:
                 reason = f"stalled at {now:.0f} s: {waiting} jobs can never get what they wait for"
             else:
                 reason = f"max_sim_seconds reached at {now:.0f} s with {waiting} jobs unfinished"
-        waits = [a.started_s - a.spec.submit_s for a in self.apps if a.started_s is not None]
-        first_submit = min((a.spec.submit_s for a in self.apps), default=0.0)
+        waits = [a.started_s - a.submitted_s for a in self.apps if a.started_s is not None]
+        first_submit = min((a.submitted_s for a in self.apps), default=0.0)
         last_finish = max((a.finished_s or 0.0 for a in self.apps), default=0.0)
         total_mb = self.cluster.total_mb
         return SimResult(

@@ -47,6 +47,11 @@ class JobSpec:
     am_teardown_s: float = 2.0
     slowstart: float = 0.05
     """mapreduce.job.reduce.slowstart.completedmaps."""
+    launched_by: str = ""
+    """The ``job_id`` of the launcher whose AM submits this app once it runs and then waits for
+    it to end (Oozie's ``LauncherAM`` runs an action's main class, which submits its child job
+    and waits for it: Hive, Pig, Sqoop and Java actions); ``submit_s`` is then ignored. Empty:
+    submitted at ``submit_s``."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,6 +19,8 @@
 * ``day:JOBS,MAPS[,SEED]`` — a generated day of SWIM-like jobs with a heavy-tailed size mix and
   exactly MAPS maps, e.g. ``day:25000,8000000`` for the FB-2010 class (see `load_day`).
 * ``trace:PATH`` — apps recorded from an RM by `amtuner record` (see `apps`).
+* ``launchers:N`` — N workflow launchers at once, each an AM that submits a child job and waits
+  for it (see `launchers`): the launcher deadlock at a CapacityScheduler's default share.
 * ``zoo:SEED`` — a whole case drawn from SEED: cluster, weighted queues, MapReduce, Spark and
   Tez jobs, arrivals (see `zoo`; `zoo_case` also names the case's scheduler).
 
@@ -30,6 +32,7 @@ Modules:
   Poisson arrivals);
 * `swim`, `sls`, `rumen` — the trace readers; `apps` — `amtuner record`'s app traces;
 * `generated` — days drawn at the size of traces that are not public;
+* `launchers` — Oozie-style launchers and their children;
 * `zoo` — whole cases (cluster, queues, jobs, arrivals, scheduler) drawn from a seed;
 * `tracefile` — `WorkloadError` and the file and field readers the traces share.
 """
@@ -49,6 +52,7 @@ from amtuner.sim.workload.costs import (
     task_shape,
 )
 from amtuner.sim.workload.generated import load_day
+from amtuner.sim.workload.launchers import load_launchers
 from amtuner.sim.workload.paper import (
     PAPER_GROUPS,
     PHASES,
@@ -78,6 +82,7 @@ __all__ = [
     "describe",
     "load_apps",
     "load_day",
+    "load_launchers",
     "load_paper",
     "load_phases",
     "load_poisson",
@@ -99,6 +104,7 @@ _READERS: dict[str, Callable[[str], Workload]] = {
     "rumen": load_rumen,
     "day": load_day,
     "trace": load_apps,
+    "launchers": load_launchers,
 }
 """The kinds whose spec is the reader's one argument."""
 
@@ -106,14 +112,16 @@ _READERS: dict[str, Callable[[str], Workload]] = {
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
     ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH[@NODES]``, ``rumen:PATH``,
-    ``day:JOBS,MAPS[,SEED]``, ``trace:PATH`` or ``zoo:SEED``."""
-    kinds = "paper, phase, twoqueue, poisson, stream, sls, swim, rumen, day, trace or zoo"
+    ``day:JOBS,MAPS[,SEED]``, ``trace:PATH``, ``launchers:N`` or ``zoo:SEED``."""
+    kinds = (
+        "paper, phase, twoqueue, poisson, stream, sls, swim, rumen, day, trace, launchers or zoo"
+    )
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
             "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH[@NODES], rumen:PATH or "
-            "day:JOBS,MAPS[,SEED], trace:PATH or zoo:SEED"
+            "day:JOBS,MAPS[,SEED], trace:PATH, launchers:N or zoo:SEED"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")
