@@ -110,8 +110,9 @@ def workload() -> Workload:
                     node_vcores=NODE_VCORES, node_disk_mbps=100.0)  # fmt: skip
 
 
-def real_job(spec: JobSpec) -> apps.RealJob:
-    """The same job for the launcher's AM host: counts, sizes, times and slow start."""
+def real_job(spec: JobSpec, child: JobSpec | None = None) -> apps.RealJob:
+    """The same job for the launcher's AM host: counts, sizes, times and slow start, and the
+    ``child`` its AM submits and waits for (`JobSpec.launched_by`)."""
 
     def tasks(groups: tuple[TaskGroup, ...]) -> apps.Tasks | None:
         if not groups:
@@ -129,7 +130,20 @@ def real_job(spec: JobSpec) -> apps.RealJob:
         am_startup_s=spec.am_startup_s,
         am_teardown_s=spec.am_teardown_s,
         slowstart=spec.slowstart,
+        child=None if child is None else real_job(child),
     )
+
+
+def real_jobs(batch: Workload) -> list[apps.RealJob]:
+    """The jobs of ``batch`` submitted at once, each launcher's child inside it (the AM host's
+    launchers submit one child each)."""
+    children: dict[str, JobSpec] = {}
+    for job in batch.jobs:
+        if job.launched_by in children:
+            raise ValueError(f"{job.launched_by} launches more than one child")
+        if job.launched_by:
+            children[job.launched_by] = job
+    return [real_job(j, children.get(j.job_id)) for j in batch.jobs if not j.launched_by]
 
 
 def cluster_spec(kind: SchedulerKind, am_share: float) -> ClusterSpec:
@@ -217,6 +231,7 @@ def run_real(
     ``record_to``: `amtuner record` runs beside the batch, as an operator would run it, into
     this trace file; the run ends once it holds every app of the batch."""
     work.mkdir(parents=True, exist_ok=True)
+    batch = batch or workload()
     start_a = DEFAULT_A[kind] if a is None else a
     session = requests.Session()
     with RealRM(cluster_spec(kind, start_a), work / "rm", build) as rm:
@@ -225,10 +240,8 @@ def run_real(
                 with_capacity_properties(rm.scheduler_file.read_bytes(), properties)
             )
             rm.refresh_queues()
-        submitted = [
-            apps.submit(session, rm.url, real_job(job), str(rm.markers))
-            for job in (batch or workload()).jobs
-        ]
+        for job in real_jobs(batch):
+            apps.submit(session, rm.url, job, str(rm.markers))
         began = time.monotonic()
         config = _daemon_config(rm, policy, work)
         daemons = []
@@ -237,9 +250,10 @@ def run_real(
         if a is None:
             daemons.append(processes.start(work / "daemon.log", "run", "--config", str(config)))
         try:
-            records = _wait_finished(session, rm, set(submitted), began)
+            records = _wait_finished(session, rm, len(batch.jobs), began)
             if record_to is not None:
-                processes.wait_recorded(record_to, set(submitted), daemons[0])
+                every = {str(r["id"]) for r in records}  # launchers' children included
+                processes.wait_recorded(record_to, every, daemons[0])
         finally:
             for daemon in daemons:
                 daemon.send_signal(signal.SIGTERM)
@@ -272,16 +286,18 @@ def holding_am(
 
 
 def _wait_finished(
-    session: requests.Session, rm: RealRM, ids: set[str], began: float
+    session: requests.Session, rm: RealRM, total: int, began: float
 ) -> list[dict[str, Any]]:
+    """Every app of the fresh cluster once ``total`` of them (launchers' children included)
+    have ended."""
     since: dict[str, float] = {}
     while True:
-        records = [a for a in apps.listed(session, rm.url) if a["id"] in ids]
+        records = apps.listed(session, rm.url)
         since = holding_am(records, since, time.monotonic())
         stuck = sorted(app for app, t in since.items() if time.monotonic() - t > STUCK_S)
         if stuck:
             raise StuckApp(f"{', '.join(stuck)} ACCEPTED with its AM container for {STUCK_S:.0f} s")
-        if len(records) == len(ids) and all(
+        if len(records) == total and all(
             a["state"] in ("FINISHED", "FAILED", "KILLED") for a in records
         ):
             failed = [a["id"] for a in records if a["finalStatus"] != "SUCCEEDED"]

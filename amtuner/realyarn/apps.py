@@ -2,7 +2,8 @@
 
 An app is a real YARN application: the RM admits it under its real AM limit and a NodeManager
 launches its AM container, a shell that waits for the marker the AM host writes when the job is
-done. What the job does is in its tags (see ``AmHost.java``).
+done. What the job does is in its tags (see ``AmHost.java``): its tasks, or, for a launcher, the
+child app its AM submits and waits for.
 """
 
 from __future__ import annotations
@@ -41,13 +42,26 @@ class RealJob:
     am_startup_s: float = 0.0
     am_teardown_s: float = 0.0
     slowstart: float = 0.05
+    child: RealJob | None = None
+    """A launcher's (Oozie's ``LauncherAM``): the app its AM submits, as its user, once its
+    start-up is over, and waits for; the launcher's own tasks and the child's user are
+    ignored."""
 
     def tags(self) -> list[str]:
+        """What the AM host reads; YARN lowercases tags and keeps at most 10 of 100 characters
+        (``yarn.resourcemanager.application-tag-*`` defaults), which a child's fit."""
         tags = [f"amtuner.am={self.am_startup_s:g}x{self.am_teardown_s:g}x{self.slowstart:g}"]
         if self.maps is not None:
             tags.append(self.maps.tag("maps"))
         if self.reduces is not None:
             tags.append(self.reduces.tag("reduces"))
+        if self.child is not None:
+            c = self.child
+            if c.child is not None:
+                raise ValueError(f"{self.name}: the AM host's launchers launch no launcher")
+            tags += [f"amtuner.child.name={c.name}", f"amtuner.child.queue={c.queue}",
+                     f"amtuner.child.resource={c.am_memory_mb}x{c.am_vcores}"]  # fmt: skip
+            tags += [t.replace("amtuner.", "amtuner.child.", 1) for t in c.tags()]
         return tags
 
 

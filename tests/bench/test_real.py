@@ -7,9 +7,12 @@ import dataclasses
 import json
 from pathlib import Path
 
+import pytest
+
 from amtuner.bench import real
 from amtuner.bench.common import DEFAULT_A
 from amtuner.model import SchedulerKind
+from amtuner.sim.workload.launchers import launchers
 from tests.e2e.conftest import amtuner
 
 
@@ -31,6 +34,23 @@ def test_a_job_keeps_its_work_on_the_real_rm() -> None:
     assert job.reduces == real.apps.Tasks(2, 1024, 1, 6.0)
     assert (job.am_startup_s, job.am_teardown_s, job.slowstart) == (3.0, 1.0, 0.05)
     assert "amtuner.maps=8x1024x1x8" in job.tags() and "amtuner.am=3x1x0.05" in job.tags()
+
+
+def test_a_launcher_carries_its_child_for_the_am_host() -> None:
+    """Each launcher is submitted with its child's work in its tags (`RealJob.child`), which
+    the AM host reads back to submit the child; a child is not submitted by itself."""
+    batch = launchers(2)
+    jobs = real.real_jobs(batch)
+    assert [j.name for j in jobs] == ["launcher-00", "launcher-01"]
+    child = jobs[0].child
+    assert child is not None and child.name == "child-00" and child.maps is not None
+    tags = jobs[0].tags()
+    assert len(tags) <= 10 and all(len(t) <= 100 for t in tags)  # YARN's default tag limits
+    assert "amtuner.child.name=child-00" in tags and "amtuner.child.resource=1024x1" in tags
+    assert "amtuner.child.maps=2x1024x1x4" in tags and "amtuner.child.am=1x1x0.05" in tags
+    second = dataclasses.replace(batch.jobs[3], job_id="child-xx", launched_by="launcher-00")
+    with pytest.raises(ValueError, match="launcher-00 launches more than one child"):
+        real.real_jobs(dataclasses.replace(batch, jobs=(*batch.jobs, second)))
 
 
 def test_figures_come_from_the_rms_own_times() -> None:

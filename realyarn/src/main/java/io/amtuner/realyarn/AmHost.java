@@ -1,6 +1,12 @@
 package io.amtuner.realyarn;
 
 import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -12,6 +18,8 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.hadoop.security.UserGroupInformation;
 import org.apache.hadoop.security.token.Token;
 import org.apache.hadoop.yarn.api.protocolrecords.AllocateResponse;
@@ -31,6 +39,7 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmapp.RMApp;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttempt;
 import org.apache.hadoop.yarn.server.resourcemanager.rmapp.attempt.RMAppAttemptState;
 import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
+import org.apache.hadoop.yarn.webapp.util.WebAppUtils;
 
 /**
  * Plays the ApplicationMaster of every app of type {@value #APP_TYPE}, so load needs no JVM per
@@ -54,6 +63,15 @@ import org.apache.hadoop.yarn.server.resourcemanager.rmcontainer.RMContainer;
  * <p>After every heartbeat the headroom the RM gave the AM ({@code
  * AllocateResponse.getAvailableResources}, what MapReduce's AM ramps its reduces within) is in
  * {@code headroom-APP_ID} beside the markers: {@code MB VCORES}.
+ *
+ * <p>A launcher (tags {@code amtuner.child.*}) plays Oozie's {@code LauncherAM}: its AM runs an
+ * action's main class, which submits one child job and waits for it to end (Hive, Pig, Sqoop and
+ * Java actions). STARTUP_S after its AM container was allocated it submits its child through the
+ * RM's REST API, as its own user, with {@code amtuner.child.name=NAME}, {@code
+ * amtuner.child.queue=QUEUE}, {@code amtuner.child.resource=MBxVCORES} and the child's own
+ * {@code am}, {@code maps} and {@code reduces} tags; every heartbeat after, it asks the RM for the
+ * child's state, and once that is final it tears down as a job does when its last task is done
+ * (FAILED when the child did not succeed). Its AM holds AM share all the while.
  */
 final class AmHost implements Runnable {
   static final String APP_TYPE = "AMTUNER";
@@ -61,11 +79,17 @@ final class AmHost implements Runnable {
   private static final Priority REDUCE = Priority.newInstance(10);
   /** How often the host looks for launched AMs: each registers this soon after its launch. */
   private static final long LAUNCH_POLL_MS = 50;
+  private static final Pattern APP_ID = Pattern.compile("\"application-id\"\\s*:\\s*\"([^\"]+)\"");
+  private static final Pattern STATE = Pattern.compile("\"state\"\\s*:\\s*\"([A-Z_]+)\"");
+  private static final Set<String> FINAL_STATES = Set.of("FINISHED", "FAILED", "KILLED");
 
   private final ResourceManager rm;
   private final YarnConfiguration conf;
   private final Path markers;
   private final long heartbeatMs;
+  /** The RM's REST API (its web app), where launchers submit their children. */
+  private final String rest;
+  private final HttpClient http = HttpClient.newHttpClient();
   private final Map<ApplicationId, Am> ams = new HashMap<>();
   private final Set<ApplicationId> seen = new HashSet<>();
   private volatile boolean stopped;
@@ -75,6 +99,36 @@ final class AmHost implements Runnable {
     this.conf = conf;
     this.markers = markers;
     this.heartbeatMs = heartbeatMs;
+    this.rest = WebAppUtils.getRMWebAppURLWithScheme(conf) + "/ws/v1/cluster";
+  }
+
+  /** One REST call as {@code user} (simple authentication); the body, or IOException. */
+  private String call(String method, String path, String user, String json) throws IOException {
+    String sep = path.contains("?") ? "&" : "?";
+    HttpRequest.Builder req =
+        HttpRequest.newBuilder(
+                URI.create(rest + path + sep + "user.name="
+                    + URLEncoder.encode(user, StandardCharsets.UTF_8)))
+            .timeout(java.time.Duration.ofSeconds(10))
+            .header("Accept", "application/json");
+    req = json == null
+        ? req.method(method, HttpRequest.BodyPublishers.noBody())
+        : req.header("Content-Type", "application/json")
+            .method(method, HttpRequest.BodyPublishers.ofString(json));
+    try {
+      HttpResponse<String> r = http.send(req.build(), HttpResponse.BodyHandlers.ofString());
+      if (r.statusCode() / 100 != 2) {
+        throw new IOException(method + " " + path + ": HTTP " + r.statusCode() + ": " + r.body());
+      }
+      return r.body();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException(method + " " + path + " interrupted", e);
+    }
+  }
+
+  private static String quoted(String s) {
+    return "\"" + s.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
   }
 
   void stop() {
@@ -161,6 +215,12 @@ final class AmHost implements Runnable {
     private int reducesPlaced;
     private int reducesDone;
     private long doneAt = -1;
+    private final String user;
+    /** A launcher's child: its tags ({@code name}, {@code queue}, {@code resource}, {@code am},
+     * {@code maps}, {@code reduces}), empty for any other app. */
+    private final Map<String, String> child = new HashMap<>();
+    private String childId;
+    private boolean failed;
 
     Am(RMApp app, RMAppAttempt attempt, long now) {
       id = app.getApplicationId();
@@ -172,6 +232,12 @@ final class AmHost implements Runnable {
           tags.put(tag.substring("amtuner.".length(), eq), tag.substring(eq + 1));
         }
       }
+      for (Map.Entry<String, String> e : tags.entrySet()) {
+        if (e.getKey().startsWith("child.")) {
+          child.put(e.getKey().substring("child.".length()), e.getValue());
+        }
+      }
+      user = app.getUser();
       maps = tags.containsKey("maps") ? Tasks.parse(tags.get("maps")) : null;
       reduces = tags.containsKey("reduces") ? Tasks.parse(tags.get("reduces")) : null;
       String[] am = tags.getOrDefault("am", "0x0x1").split("x");
@@ -209,7 +275,7 @@ final class AmHost implements Runnable {
     }
 
     private boolean step(long now) throws Exception {
-      if (maps == null && reduces == null) {
+      if (maps == null && reduces == null && child.isEmpty()) {
         record(client.allocate(0f));
         return true;
       }
@@ -218,7 +284,8 @@ final class AmHost implements Runnable {
           record(client.allocate(1f));
           return true;
         }
-        client.unregisterApplicationMaster(FinalApplicationStatus.SUCCEEDED, "", "");
+        client.unregisterApplicationMaster(
+            failed ? FinalApplicationStatus.FAILED : FinalApplicationStatus.SUCCEEDED, "", "");
         client.stop();
         Files.writeString(markers.resolve(amContainer.toString()), "");
         return false;
@@ -226,6 +293,16 @@ final class AmHost implements Runnable {
       int mapCount = maps == null ? 0 : maps.count();
       int reduceCount = reduces == null ? 0 : reduces.count();
       boolean mapsStarted = now - allocatedAt >= startupMs;
+      if (!child.isEmpty() && childId == null && mapsStarted) {
+        try {
+          childId = submitChild();
+        } catch (IOException e) {
+          System.err.println("amtuner AM host: " + id + " cannot submit its child: " + e);
+          failed = true;
+          doneAt = now;
+          return true;
+        }
+      }
       if (maps != null && mapsAsked == 0 && mapsStarted) {
         for (; mapsAsked < mapCount; mapsAsked++) {
           client.addContainerRequest(new ContainerRequest(maps.resource(), null, null, MAP));
@@ -267,9 +344,57 @@ final class AmHost implements Runnable {
         heldReduces.clear();
       }
       reducesDone += release(runningReduces, now);
-      if (mapsDone == mapCount && reducesDone == reduceCount) {
+      if (mapsDone == mapCount && reducesDone == reduceCount && childEnded()) {
         doneAt = now;
       }
+      return true;
+    }
+
+    /** A launcher's child, submitted as the launcher's user (RM REST: new-application, then
+     * apps); its id. Its AM container waits for its marker, as every app of the AM host's. */
+    private String submitChild() throws IOException {
+      String created = call("POST", "/apps/new-application", user, null);
+      Matcher m = APP_ID.matcher(created);
+      if (!m.find()) {
+        throw new IOException("no application-id in " + created);
+      }
+      String[] resource = child.getOrDefault("resource", "1024x1").split("x");
+      StringBuilder tags = new StringBuilder();
+      for (String kind : List.of("am", "maps", "reduces")) {
+        if (child.containsKey(kind)) {
+          tags.append(tags.length() == 0 ? "" : ", ")
+              .append(quoted("amtuner." + kind + "=" + child.get(kind)));
+        }
+      }
+      String command =
+          "while [ ! -e \"" + markers + "/$CONTAINER_ID\" ]; do sleep 0.5; done";
+      String body =
+          "{\"application-id\": " + quoted(m.group(1))
+              + ", \"application-name\": " + quoted(child.getOrDefault("name", id + "-child"))
+              + ", \"application-type\": " + quoted(APP_TYPE)
+              + ", \"queue\": " + quoted(child.getOrDefault("queue", "default"))
+              + ", \"max-app-attempts\": 1"
+              + ", \"am-container-spec\": {\"commands\": {\"command\": " + quoted(command) + "}}"
+              + ", \"resource\": {\"memory\": " + Integer.parseInt(resource[0])
+              + ", \"vCores\": " + Integer.parseInt(resource[1]) + "}"
+              + ", \"application-tags\": {\"tag\": [" + tags + "]}}";
+      call("POST", "/apps", user, body);
+      return m.group(1);
+    }
+
+    /** No child, or its state is final (FAILED or KILLED: the launcher fails too). */
+    private boolean childEnded() throws IOException {
+      if (child.isEmpty()) {
+        return true;
+      }
+      if (childId == null) {
+        return false;
+      }
+      Matcher m = STATE.matcher(call("GET", "/apps/" + childId + "/state", user, null));
+      if (!m.find() || !FINAL_STATES.contains(m.group(1))) {
+        return false;
+      }
+      failed = !m.group(1).equals("FINISHED");
       return true;
     }
 

@@ -1,0 +1,132 @@
+"""The launcher deadlock on Hadoop's own RM (issue 36): launchers whose AMs (the AM host's, as
+Oozie's ``LauncherAM``) submit a child app through the RM's REST API and wait for it fill a
+CapacityScheduler queue's AM limit at its default share, so their children wait behind it for
+good. amtuner names the queue's AM limit, which A cures, raises A, and the batch ends; the
+simulator holds the same AMs back and runs the batch as the real RM does."""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import requests
+
+from amtuner.bench import real
+from amtuner.model import SchedulerKind
+from amtuner.realyarn import RealRM, apps
+from amtuner.realyarn.admission import SETTLE_S, holding_am
+from amtuner.realyarn.build import Build
+from amtuner.realyarn.cluster import leftover_processes
+from amtuner.sim.simulation import build_simulation
+from amtuner.sim.workload.launchers import launchers
+from tests.e2e.conftest import amtuner
+from tests.e2e.test_once import WAITING
+from tests.realyarn.conftest import wait_for
+from tests.realyarn.test_real_once import DECISION, once_config
+
+DEADLOCKED = {
+    "launcher-00": True, "launcher-01": True, "launcher-02": False,
+    "child-00": False, "child-01": False,
+}  # fmt: skip
+"""Which apps hold an AM in the deadlock (the RM knows the other two children's launchers'
+only): the AM limit of 0.1 x 16 GB, normalised up to 2 GB, holds two 1 GB AMs."""
+STILL_S = 20.0
+"""How long the deadlock is watched: twice what a child needs from submission to its end."""
+
+
+def _held(records: list[dict[str, object]]) -> dict[str, bool]:
+    """Each app by name: whether it holds its AM (RUNNING, or ACCEPTED with its container)."""
+    return {str(a["name"]): a["state"] == "RUNNING" or apps.am_allocated(a) for a in records}
+
+
+def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
+    capacity_rm: RealRM, tmp_path: Path
+) -> None:
+    """Three launchers at once on two 8 GB nodes at A = 0.1: two launchers' AMs fill the queue's
+    AM limit, their children and the third launcher wait, and nothing changes for `STILL_S`
+    (no app ends, no container moves); the simulator, given the RM's own file, holds back the
+    same apps. `amtuner once` (the default policy) names the queue's AM limit and its knob
+    and raises A; `amtuner run` goes on from there and every app ends, launchers after their
+    children."""
+    batch = launchers(3)
+    session = requests.Session()
+    for job in real.real_jobs(batch):
+        apps.submit(session, capacity_rm.url, job, str(capacity_rm.markers))
+
+    def settled() -> list[dict[str, object]] | None:
+        records = apps.listed(session, capacity_rm.url)
+        return records if _held(records) == DEADLOCKED else None
+
+    wait_for(settled, 60, f"the deadlock: {DEADLOCKED}")
+    held_since = sorted(holding_am(apps.listed(session, capacity_rm.url)))
+    time.sleep(STILL_S)
+    still = apps.listed(session, capacity_rm.url)
+    assert _held(still) == DEADLOCKED and sorted(holding_am(still)) == held_since
+    assert not [a["name"] for a in still if a["state"] == "FINISHED"]
+
+    spec = capacity_rm.spec
+    sim = build_simulation(
+        spec.scheduler, batch, capacity_rm.scheduler_file.read_bytes(), nodes=spec.nodes,
+        node_memory_mb=spec.node_memory_mb, node_vcores=spec.node_vcores,
+        site=spec.scheduler_site(),
+    )  # fmt: skip
+    sim.run_until(60.0 + SETTLE_S)
+    assert {v.name: v.started_s is not None for v in sim.app_views()} == DEADLOCKED
+
+    config = once_config(
+        tmp_path, capacity_rm, controller={"policy": "adaptive", "period_seconds": 5}
+    )
+    run = amtuner("once", "--config", str(config))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert dict(WAITING.findall(run.stdout))["global"] == (
+        "3 queue-am-limit in root.default "
+        "(cure: yarn.scheduler.capacity.root.default.maximum-am-resource-percent)"
+    ), run.stdout
+    ((target, old, new, _rule),) = DECISION.findall(run.stdout)
+    assert target == "global" and float(new) > float(old) == 0.1, run.stdout
+
+    with (tmp_path / "daemon.log").open("w") as log:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+
+        def ended() -> list[dict[str, object]] | None:
+            records = apps.listed(session, capacity_rm.url)
+            done = len(records) == 6 and all(a["state"] == "FINISHED" for a in records)
+            return records if done else None
+
+        records = wait_for(ended, 180, "every launcher and child to end")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+    assert {a["finalStatus"] for a in records} == {"SUCCEEDED"}
+    finished = {str(a["name"]): int(str(a["finishedTime"])) for a in records}
+    for i in range(3):
+        assert finished[f"launcher-{i:02d}"] > finished[f"child-{i:02d}"]
+
+
+def test_launchers_run_on_the_real_rm_as_in_the_simulator(
+    realyarn_build: Build, tmp_path: Path
+) -> None:
+    """Three launchers with 2 GB AMs on `amtuner bench real`'s cluster at A = 0.25: the AM limit
+    holds four AMs, the three launchers' and one child's, so the children run one after
+    another as each one's end frees its AM's share. The real RM and the simulator both hold
+    four AMs at most (exact), and finish within 10 % of each other."""
+    batch = launchers(
+        3, am_mb=real.AM_MB, task_mb=real.TASK_MB, map_s=6.0, reduce_s=3.0,
+        am_startup_s=real.AM_STARTUP_S, am_teardown_s=real.AM_TEARDOWN_S, nodes=real.NODES,
+        node_memory_mb=real.NODE_MB,
+    )  # fmt: skip
+    kind = SchedulerKind.CAPACITY
+    run = real.run_real(kind, 0.25, "paper", tmp_path, realyarn_build, batch)
+    sim = real.run_sim(kind, 0.25, "paper", real.HADOOP_HEARTBEATS, batch)
+    assert run.figures.ams_at_once == sim.ams_at_once == 4, (run.figures, sim)
+    diff = (sim.makespan_s - run.figures.makespan_s) / run.figures.makespan_s
+    print(f"launchers at 0.25: real {run.figures} sim {sim} makespan diff {diff:+.1%}")
+    assert abs(diff) <= 0.10, (run.figures, sim)
+    assert not leftover_processes(tmp_path)
