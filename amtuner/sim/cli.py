@@ -54,7 +54,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         "--workload",
         required=True,
         help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH[@NODES], zoo:SEED (a "
-        "drawn case of amtuner bench zoo; its scheduler is in the bench's report)",
+        "drawn case of amtuner bench zoo; its scheduler is in the bench's report), launchers:N "
+        "(workflow launchers that wait for their child jobs)",
     )
     p.add_argument("--nodes", type=int, help="number of nodes (default: the workload's)")
     p.add_argument("--node-memory-mb", type=int, help="memory per node (default: the workload's)")

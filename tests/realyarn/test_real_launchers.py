@@ -79,6 +79,7 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     config = once_config(
         tmp_path, capacity_rm, controller={"policy": "adaptive", "period_seconds": 5}
     )
+    raised_at = time.time()
     run = amtuner("once", "--config", str(config))
     assert run.returncode == 0, run.stdout + run.stderr
     assert dict(WAITING.findall(run.stdout))["global"] == (
@@ -105,6 +106,8 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
         daemon.send_signal(signal.SIGTERM)
         daemon.wait(60)
     assert {a["finalStatus"] for a in records} == {"SUCCEEDED"}
+    ended_s = (max(int(str(a["finishedTime"])) for a in records) / 1000) - raised_at
+    print(f"launcher deadlock: once {old} -> {new}, every app ended {ended_s:.1f} s later")
     finished = {str(a["name"]): int(str(a["finishedTime"])) for a in records}
     for i in range(3):
         assert finished[f"launcher-{i:02d}"] > finished[f"child-{i:02d}"]
@@ -116,9 +119,11 @@ def test_launchers_run_on_the_real_rm_as_in_the_simulator(
     """Three launchers with 2 GB AMs on `amtuner bench real`'s cluster at A = 0.25: the AM limit
     holds four AMs, the three launchers' and one child's, so the children run one after
     another as each one's end frees its AM's share. The real RM and the simulator both hold
-    four AMs at most (exact), and finish within 10 % of each other."""
+    four AMs at most (exact), and finish within 10 % of each other. The children's tasks are
+    long (15 s maps) so that the chain, not the start of a fresh cluster under load, makes the
+    figure (docs/fidelity.md)."""
     batch = launchers(
-        3, am_mb=real.AM_MB, task_mb=real.TASK_MB, map_s=6.0, reduce_s=3.0,
+        3, am_mb=real.AM_MB, task_mb=real.TASK_MB, map_s=15.0, reduce_s=8.0,
         am_startup_s=real.AM_STARTUP_S, am_teardown_s=real.AM_TEARDOWN_S, nodes=real.NODES,
         node_memory_mb=real.NODE_MB,
     )  # fmt: skip
