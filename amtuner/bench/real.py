@@ -110,42 +110,6 @@ def workload() -> Workload:
                     node_vcores=NODE_VCORES, node_disk_mbps=100.0)  # fmt: skip
 
 
-def real_job(spec: JobSpec, child: JobSpec | None = None) -> apps.RealJob:
-    """The same job for the launcher's AM host: counts, sizes, times and slow start, and the
-    ``child`` its AM submits and waits for (`JobSpec.launched_by`)."""
-
-    def tasks(groups: tuple[TaskGroup, ...]) -> apps.Tasks | None:
-        if not groups:
-            return None
-        (g,) = groups
-        return apps.Tasks(g.count, g.memory_mb, g.vcores, g.duration_s)
-
-    return apps.RealJob(
-        name=spec.job_id,
-        queue=spec.queue.removeprefix("root."),
-        am_memory_mb=spec.am_memory_mb,
-        am_vcores=spec.am_vcores,
-        maps=tasks(spec.maps),
-        reduces=tasks(spec.reduces),
-        am_startup_s=spec.am_startup_s,
-        am_teardown_s=spec.am_teardown_s,
-        slowstart=spec.slowstart,
-        child=None if child is None else real_job(child),
-    )
-
-
-def real_jobs(batch: Workload) -> list[apps.RealJob]:
-    """The jobs of ``batch`` submitted at once, each launcher's child inside it (the AM host's
-    launchers submit one child each)."""
-    children: dict[str, JobSpec] = {}
-    for job in batch.jobs:
-        if job.launched_by in children:
-            raise ValueError(f"{job.launched_by} launches more than one child")
-        if job.launched_by:
-            children[job.launched_by] = job
-    return [real_job(j, children.get(j.job_id)) for j in batch.jobs if not j.launched_by]
-
-
 def cluster_spec(kind: SchedulerKind, am_share: float) -> ClusterSpec:
     return ClusterSpec(
         kind, nodes=NODES, node_memory_mb=NODE_MB, node_vcores=NODE_VCORES,
@@ -240,7 +204,7 @@ def run_real(
                 with_capacity_properties(rm.scheduler_file.read_bytes(), properties)
             )
             rm.refresh_queues()
-        for job in real_jobs(batch):
+        for job in apps.real_jobs(batch):
             apps.submit(session, rm.url, job, str(rm.markers))
         began = time.monotonic()
         config = _daemon_config(rm, policy, work)

@@ -12,6 +12,8 @@ from dataclasses import dataclass
 
 import requests
 
+from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+
 APP_TYPE = "AMTUNER"
 USER = "amtuner"
 
@@ -63,6 +65,42 @@ class RealJob:
                      f"amtuner.child.resource={c.am_memory_mb}x{c.am_vcores}"]  # fmt: skip
             tags += [t.replace("amtuner.", "amtuner.child.", 1) for t in c.tags()]
         return tags
+
+
+def real_job(spec: JobSpec, child: JobSpec | None = None) -> RealJob:
+    """The same job for the AM host: counts, sizes, times and slow start, and the
+    ``child`` its AM submits and waits for (`JobSpec.launched_by`)."""
+
+    def tasks(groups: tuple[TaskGroup, ...]) -> Tasks | None:
+        if not groups:
+            return None
+        (g,) = groups
+        return Tasks(g.count, g.memory_mb, g.vcores, g.duration_s)
+
+    return RealJob(
+        name=spec.job_id,
+        queue=spec.queue.removeprefix("root."),
+        am_memory_mb=spec.am_memory_mb,
+        am_vcores=spec.am_vcores,
+        maps=tasks(spec.maps),
+        reduces=tasks(spec.reduces),
+        am_startup_s=spec.am_startup_s,
+        am_teardown_s=spec.am_teardown_s,
+        slowstart=spec.slowstart,
+        child=None if child is None else real_job(child),
+    )
+
+
+def real_jobs(batch: Workload) -> list[RealJob]:
+    """The jobs of ``batch`` submitted at once, each launcher's child inside it (the AM host's
+    launchers submit one child each)."""
+    children: dict[str, JobSpec] = {}
+    for job in batch.jobs:
+        if job.launched_by in children:
+            raise ValueError(f"{job.launched_by} launches more than one child")
+        if job.launched_by:
+            children[job.launched_by] = job
+    return [real_job(j, children.get(j.job_id)) for j in batch.jobs if not j.launched_by]
 
 
 def submit(session: requests.Session, url: str, job: RealJob, markers: str) -> str:

@@ -20,9 +20,10 @@ import math
 from collections.abc import Iterable, Mapping
 
 from amtuner.model import SchedulerKind
+from amtuner.sim.app import App
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.csqueue import CSQueue, RunnableApps, submitted
-from amtuner.sim.jobs import App, Runtime, Scheduler
+from amtuner.sim.jobs import Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.sched_config import UNLIMITED, SchedulerConfigError
 from amtuner.sim.sched_config.capacity import CSConf, parse_capacity_config

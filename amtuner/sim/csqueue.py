@@ -13,7 +13,7 @@ them runnable in submission order while the limits allow (``updateAppsRunnabilit
 
 from __future__ import annotations
 
-from amtuner.sim.jobs import App
+from amtuner.sim.app import App
 from amtuner.sim.sched_config.capacity import CSConf, CSQueueConf
 
 

@@ -28,6 +28,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from amtuner.model import SchedulerKind
+from amtuner.sim.app import App
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.fairshare import (
     can_run_am,
@@ -37,7 +38,7 @@ from amtuner.sim.fairshare import (
 )
 from amtuner.sim.fsqueue import FSQueue, check_busy_leaves, rebuilt_queues, recount_parents
 from amtuner.sim.fsreserve import Reservations
-from amtuner.sim.jobs import App, Runtime, Scheduler
+from amtuner.sim.jobs import Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.placement import Rejected, place, rules_from_site
 from amtuner.sim.sched_config import UNLIMITED

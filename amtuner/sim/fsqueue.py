@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from amtuner.sim.jobs import App
+from amtuner.sim.app import App
 from amtuner.sim.sched_config import FS_DEFAULT_AM_SHARE, UNLIMITED, SchedulerConfigError
 from amtuner.sim.sched_config.fair import FSConf, FSQueueConf
 

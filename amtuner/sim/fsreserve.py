@@ -26,8 +26,8 @@ import heapq
 import math
 from collections.abc import Callable
 
+from amtuner.sim.app import App
 from amtuner.sim.cluster import Cluster, Node
-from amtuner.sim.jobs import App
 
 INCREMENT_MB = 1024
 """``yarn.resource-types.memory-mb.increment-allocation``: the FairScheduler's default."""

@@ -25,10 +25,11 @@ import math
 import random
 from typing import Any
 
+from amtuner.sim.app import App, link_launchers
 from amtuner.sim.cluster import Cluster, Node, TaskSink, normalise_up
 from amtuner.sim.engine import Engine, Event
 from amtuner.sim.mrallocator import HEARTBEAT_S, Resource, Tasks, heartbeat
-from amtuner.sim.spec import Heartbeats, JobSpec, TaskGroup
+from amtuner.sim.spec import Heartbeats
 from amtuner.sim.units import Unit, take_reduces
 from amtuner.sim.view import AppState
 
@@ -37,137 +38,8 @@ DURATION_JITTER = 0.1
 one job do not finish in lock-step (real tasks never do)."""
 
 
-TaskDone = tuple["App", bool, int, int]
+TaskDone = tuple[App, bool, int, int]
 """(app, is a map, MB, vcores): what a task's end reports."""
-
-
-class App:
-    __slots__ = (
-        "am_memory_mb",
-        "am_node",
-        "am_vcores",
-        "app_id",
-        "beat_due",
-        "beat_phase",
-        "children",
-        "children_left",
-        "finished_s",
-        "held_reduces",
-        "hkey",
-        "hpos",
-        "in_heap",
-        "index",
-        "launcher",
-        "leaf",
-        "map_ask",
-        "maps_asked_s",
-        "maps_done",
-        "maps_granted",
-        "maps_total",
-        "mb_seconds",
-        "pending",
-        "pending_containers",
-        "pending_mb",
-        "reduce_ask",
-        "reduce_started",
-        "reduces_asked",
-        "reduces_assigned",
-        "reduces_done",
-        "reduces_kept",
-        "reduces_total",
-        "reserved",
-        "running_containers",
-        "spec",
-        "started_s",
-        "state",
-        "submitted_s",
-        "used_mb",
-        "used_since_s",
-        "used_vcores",
-        "user",
-        "vcore_seconds",
-    )
-
-    def __init__(self, index: int, app_id: str, spec: JobSpec, min_alloc_mb: int) -> None:
-        self.index = index
-        """Submission order; FIFO ordering and tie-breaks use it. A launcher's child is given
-        its place when it is submitted (`Runtime._submit`), as the RM numbers apps."""
-        self.app_id = app_id
-        self.spec = spec
-        self.user = spec.user
-        """The spec's, read per container by the schedulers (a native field, not a lookup)."""
-        self.leaf: object = None
-        """The scheduler's leaf-queue record this app sits in."""
-        self.state: AppState = "NEW"
-        self.am_memory_mb = normalise_up(spec.am_memory_mb, min_alloc_mb)
-        self.am_vcores = max(1, spec.am_vcores)
-        self.am_node: Node | None = None
-        self.submitted_s = spec.submit_s
-        """When the RM got it: ``spec.submit_s``, or when its launcher submitted it."""
-        self.started_s: float | None = None
-        self.finished_s: float | None = None
-        self.pending: list[Unit] = []
-        self.pending_containers = self.pending_mb = 0
-        self.maps_total = sum(g.count for g in spec.maps)
-        self.reduces_total = sum(g.count for g in spec.reduces)
-        self.maps_done = self.maps_granted = 0
-        self.maps_asked_s = -1.0
-        """When its AM asked for its maps (-1: not yet)."""
-        self.reduces_done = 0
-        self.reduces_kept = [Unit.of(g, min_alloc_mb) for g in spec.reduces if g.count > 0]
-        """Reduces its AM keeps back, not yet asked for (``pendingReduces``); no record empty."""
-        self.reduces_asked = 0
-        self.reduces_assigned = 0
-        """Reduces holding a container: held for their maps, or running."""
-        self.reduce_started = False
-        """Slow start is past (``RMContainerAllocator.reduceStarted``)."""
-        self.map_ask = _ask_of(spec.maps)
-        self.reduce_ask = _ask_of(spec.reduces)
-        self.beat_due = False
-        """Its AM's next reduce-scheduling heartbeat is queued."""
-        self.beat_phase = 0.0
-        """Its AM heartbeats at this time plus whole intervals (`Runtime.to_beat`)."""
-        self.held_reduces: list[tuple[Node, Unit, float]] = []
-        """(node, request, work) of each reduce given a container before its maps are done."""
-        self.used_mb = self.used_vcores = 0
-        self.mb_seconds = self.vcore_seconds = self.used_since_s = 0.0
-        self.running_containers = 0
-        self.hkey = 0.0
-        """Its key in its queue's ordering heap, if the scheduler keeps one by a policy."""
-        self.hpos = -1
-        """Its place in that heap (-1: not in it)."""
-        self.in_heap = False
-        self.reserved = 0
-        """Nodes reserved for its AM (`amtuner.sim.fsreserve`)."""
-        self.launcher: App | None = None
-        """The launcher whose AM submits it (`JobSpec.launched_by`)."""
-        self.children: list[App] = []
-        """The apps its AM submits and waits for, as a launcher."""
-        self.children_left = 0
-        """Of its children, those not ended yet."""
-
-    def hold(self, now: float, mb: int, vcores: int) -> None:
-        """Changes what it holds; what it held adds up as the RM's memory/vcoreSeconds do."""
-        self.mb_seconds += self.used_mb * (now - self.used_since_s)
-        self.vcore_seconds += self.used_vcores * (now - self.used_since_s)
-        self.used_since_s = now
-        self.used_mb += mb
-        self.used_vcores += vcores
-
-    @property
-    def progress(self) -> float:
-        total = self.maps_total + self.reduces_total
-        if self.state == "FINISHED":
-            return 100.0
-        if total == 0:
-            return 0.0
-        return 100.0 * (self.maps_done + self.reduces_done) / total
-
-
-def _ask_of(groups: tuple[TaskGroup, ...]) -> Resource:
-    """The resource a MapReduce AM asks per task of a kind (``mapreduce.{map,reduce}.memory.mb``
-    and ``.cpu.vcores``, before the RM normalises them): its first group's."""
-    return (groups[0].memory_mb, groups[0].vcores) if groups else (0, 0)
 
 
 class Scheduler:
@@ -644,30 +516,3 @@ class Runtime(TaskSink):
         self.scheduler.app_finished(app)
         self._ended(app)
 
-
-def link_launchers(apps: list[App]) -> list[App]:
-    """Tie each launcher's child to it (`JobSpec.launched_by`); the apps submitted at their own
-    ``submit_s``, in order. Raises ValueError for a launcher no job is, or a chain of
-    launchers that never reaches an app submitted by itself."""
-    by_id = {app.spec.job_id: app for app in apps}
-    roots: list[App] = []
-    for app in apps:
-        name = app.spec.launched_by
-        if not name:
-            roots.append(app)
-            continue
-        launcher = by_id.get(name)
-        if launcher is None:
-            raise ValueError(f"{app.spec.job_id} is launched by {name}, which is no job")
-        app.launcher = launcher
-        launcher.children.append(app)
-        launcher.children_left += 1
-    for app in apps:
-        seen = {app.spec.job_id}
-        up = app.launcher
-        while up is not None:
-            if up.spec.job_id in seen:
-                raise ValueError(f"{app.spec.job_id}'s launchers launch each other")
-            seen.add(up.spec.job_id)
-            up = up.launcher
-    return roots

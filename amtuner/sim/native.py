@@ -25,8 +25,8 @@ import zlib
 from pathlib import Path
 
 CORE = (
-    "engine", "cluster", "units", "jobs", "mrallocator", "capacity", "csqueue", "fair", "fairshare",
-    "fsqueue", "fsreserve",
+    "engine", "cluster", "units", "app", "jobs", "mrallocator", "capacity", "csqueue", "fair",
+    "fairshare", "fsqueue", "fsreserve",
 )
 """The modules compiled: what runs per event. The rest of the simulator (configuration readers,
 workloads, the REST face) runs once per run or per request and stays Python."""

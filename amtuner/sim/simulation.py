@@ -14,11 +14,12 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import asdict, dataclass, field
 
 from amtuner.model import SchedulerKind
+from amtuner.sim.app import App
 from amtuner.sim.capacity import CapacityScheduler
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.engine import Engine, make_rng
 from amtuner.sim.fair import FairScheduler
-from amtuner.sim.jobs import App, Runtime
+from amtuner.sim.jobs import Runtime
 from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, Heartbeats, Workload
 from amtuner.sim.view import AppView, ClusterView, Res

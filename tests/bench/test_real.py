@@ -28,7 +28,7 @@ def test_the_batch_interleaves_the_profiles_all_at_once() -> None:
 
 def test_a_job_keeps_its_work_on_the_real_rm() -> None:
     spec = real.workload().jobs[2]
-    job = real.real_job(spec)
+    job = real.apps.real_job(spec)
     assert (job.name, job.queue, job.am_memory_mb) == (spec.job_id, "default", 2048)
     assert job.maps == real.apps.Tasks(8, 1024, 1, 8.0)
     assert job.reduces == real.apps.Tasks(2, 1024, 1, 6.0)
@@ -40,7 +40,7 @@ def test_a_launcher_carries_its_child_for_the_am_host() -> None:
     """Each launcher is submitted with its child's work in its tags (`RealJob.child`), which
     the AM host reads back to submit the child; a child is not submitted by itself."""
     batch = launchers(2)
-    jobs = real.real_jobs(batch)
+    jobs = real.apps.real_jobs(batch)
     assert [j.name for j in jobs] == ["launcher-00", "launcher-01"]
     child = jobs[0].child
     assert child is not None and child.name == "child-00" and child.maps is not None
@@ -50,7 +50,7 @@ def test_a_launcher_carries_its_child_for_the_am_host() -> None:
     assert "amtuner.child.maps=2x1024x1x4" in tags and "amtuner.child.am=1x1x0.05" in tags
     second = dataclasses.replace(batch.jobs[3], job_id="child-xx", launched_by="launcher-00")
     with pytest.raises(ValueError, match="launcher-00 launches more than one child"):
-        real.real_jobs(dataclasses.replace(batch, jobs=(*batch.jobs, second)))
+        real.apps.real_jobs(dataclasses.replace(batch, jobs=(*batch.jobs, second)))
 
 
 def test_figures_come_from_the_rms_own_times() -> None:

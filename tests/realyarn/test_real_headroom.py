@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 import requests
 
-from amtuner.bench.real import real_job
 from amtuner.realyarn import RealRM, apps
 from amtuner.realyarn.admission import HOLD_S
+from amtuner.realyarn.apps import real_job
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, JobSpec, TaskGroup, Workload
 from tests.realyarn.conftest import metrics, wait_for

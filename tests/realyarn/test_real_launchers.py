@@ -53,7 +53,7 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     children."""
     batch = launchers(3)
     session = requests.Session()
-    for job in real.real_jobs(batch):
+    for job in apps.real_jobs(batch):
         apps.submit(session, capacity_rm.url, job, str(capacity_rm.markers))
 
     def settled() -> list[dict[str, object]] | None:

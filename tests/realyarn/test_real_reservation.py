@@ -8,7 +8,6 @@ from pathlib import Path
 
 import requests
 
-from amtuner.bench import real
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build
@@ -35,7 +34,7 @@ def test_a_late_am_gets_a_node_reserved_on_the_real_rm_when_the_simulator_says(
     assert expected + 2 * SLACK_S < without
     session = requests.Session()
     with RealRM(spec, tmp_path / "rm", realyarn_build) as rm:
-        big_job, late_job = (real.real_job(j) for j in wl.jobs)
+        big_job, late_job = (apps.real_job(j) for j in wl.jobs)
         submitted = time.monotonic()
         big = apps.submit(session, rm.url, big_job, str(rm.markers))
         time.sleep(max(0.0, submitted + LATE_S - time.monotonic()))

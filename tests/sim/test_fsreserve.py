@@ -9,10 +9,10 @@ from __future__ import annotations
 import pytest
 
 from amtuner.model import SchedulerKind
+from amtuner.sim.app import App
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.engine import Engine
 from amtuner.sim.fsreserve import Reservations
-from amtuner.sim.jobs import App
 from amtuner.sim.rmapi.rest import cluster_metrics, scheduler_info
 from amtuner.sim.sched_config import with_global_am_share
 from amtuner.sim.simulation import Simulation, build_simulation, default_scheduler_config
