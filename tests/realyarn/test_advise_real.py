@@ -17,6 +17,7 @@ from amtuner.realyarn.cluster import leftover_processes
 BENCH_REAL = Path(__file__).parents[2] / "docs" / "real-bench.json"
 
 
+@pytest.mark.timeout(1800)  # two to four real runs of the batch, each minutes on a loaded machine
 @pytest.mark.parametrize(
     ("kind", "runs"),
     [(SchedulerKind.CAPACITY, 1), (SchedulerKind.FAIR, 2)],
