@@ -23,7 +23,7 @@ import requests
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import apps
 from amtuner.realyarn.admission import Holder
-from amtuner.realyarn.cluster import ClusterSpec, RealRM
+from amtuner.realyarn.cluster import ClusterSpec, RealRM, am_label_site
 from amtuner.sim.sched_config import (
     CS_PREFIX,
     default_scheduler_config,
@@ -38,6 +38,8 @@ PAGES = {
     "cluster.html": "/cluster",
 }
 LEAF = "root.default"
+AM_LABEL = "core"
+"""The label EMR gives the nodes its AMs go to."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,14 @@ class Scene:
     after: str = ""
     """A scene staged first, its apps then killed all at once and the cluster's own file put
     back: what the RM keeps of them."""
+    label: str = ""
+    """A node label on the first NodeManager, where every AM goes (`am_label_site`); the
+    leaf may use all of that partition (`label_properties`)."""
+
+    def spec(self) -> ClusterSpec:
+        """The cluster the scene is staged on."""
+        site = am_label_site(self.label) if self.label else {}
+        return ClusterSpec(self.kind, am_share=self.am_share, site=site)
 
     @property
     def waiting(self) -> int:
@@ -62,11 +72,22 @@ class Scene:
 
     def scheduler_file(self, queues: tuple[str, ...] = (LEAF,)) -> bytes:
         data = default_scheduler_config(self.kind, queues, am_share=self.am_share)
-        if not self.settings:
+        settings = {**(label_properties(self.label) if self.label else {}), **self.settings}
+        if not settings:
             return data
         if self.kind is SchedulerKind.CAPACITY:
-            return with_capacity_properties(data, self.settings)
+            return with_capacity_properties(data, settings)
         return _with_fair_leaf_settings(data, LEAF, self.settings)
+
+
+def label_properties(label: str, leaf: str = LEAF) -> dict[str, str]:
+    """CapacityScheduler properties by which ``leaf`` may use all of the partition ``label``
+    (and root too): its AM limit there is that partition's memory times its AM share."""
+    return {
+        f"{CS_PREFIX}root.accessible-node-labels.{label}.capacity": "100",
+        f"{CS_PREFIX}{leaf}.accessible-node-labels": label,
+        f"{CS_PREFIX}{leaf}.accessible-node-labels.{label}.capacity": "100",
+    }
 
 
 def _with_fair_leaf_settings(data: bytes, leaf: str, settings: Mapping[str, str]) -> bytes:
@@ -103,6 +124,18 @@ SCENES = {
         (*(Holder("alice") for _ in range(5)), *(Holder("bob") for _ in range(2))), 5,
         {f"{CS_PREFIX}{LEAF}.user-limit-factor": "0.5"},
     ),
+    # Every AM goes to the label core, on one 8 GB node, where root.default's AM share is its
+    # own 0.25 (2 GB) while the leaf's is 0.5: two AMs run, three wait.
+    "capacity-partition-am-limit": Scene(
+        SchedulerKind.CAPACITY, 0.5, (Holder(),) * 5, 2,
+        {f"{CS_PREFIX}{LEAF}.accessible-node-labels.{AM_LABEL}.maximum-am-resource-percent":
+            "0.25"},
+        label=AM_LABEL,
+    ),
+    # The same limit, made of the global value: the partition sets none of its own.
+    "capacity-partition-inherits": Scene(
+        SchedulerKind.CAPACITY, 0.25, (Holder(),) * 5, 2, label=AM_LABEL
+    ),
 }  # fmt: skip
 SCENES["capacity-user-am-limit-after-kills"] = dataclasses.replace(
     SCENES["capacity-user-am-limit"], after="capacity-max-parallel-apps"
@@ -124,6 +157,8 @@ def stage(rm: RealRM, scene: Scene, timeout_s: float = 60.0) -> bytes:
                 time.sleep(0.5)
         rm.write_scheduler_file()
         rm.refresh_queues()
+    if scene.label:
+        rm.label_first_node(scene.label)
     data = scene.scheduler_file(rm.spec.queues)
     rm.scheduler_file.write_bytes(data)
     rm.refresh_queues()
@@ -147,8 +182,7 @@ def stage(rm: RealRM, scene: Scene, timeout_s: float = 60.0) -> bytes:
 
 
 def capture(scene: Scene, out: Path) -> None:
-    spec = ClusterSpec(scene.kind, am_share=scene.am_share)
-    with tempfile.TemporaryDirectory() as work, RealRM(spec, Path(work)) as rm:
+    with tempfile.TemporaryDirectory() as work, RealRM(scene.spec(), Path(work)) as rm:
         stage(rm, scene)
         out.mkdir(parents=True, exist_ok=True)
         for name, path in PAGES.items():

@@ -21,6 +21,8 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
+import requests
+
 from amtuner.model import SchedulerKind
 from amtuner.realyarn.build import Build, ensure_built
 from amtuner.realyarn.secure import HOST, Security, hadoop_xml
@@ -47,6 +49,17 @@ JVM_OPTIONS = (
         )
     ),
 )  # fmt: skip
+
+NODE_LABELS = "yarn.node-labels.enabled"
+NODE_LABELS_STORE = "yarn.node-labels.fs-store.root-dir"
+AM_NODE_LABEL = "yarn.resourcemanager.node-labels.am.default-node-label-expression"
+"""The partition every AM goes to, whatever its queue (``RMAppManager``; EMR sets it)."""
+
+
+def am_label_site(label: str) -> dict[str, str]:
+    """yarn-site.xml properties of a cluster whose AMs all go to the node label ``label``."""
+    return {NODE_LABELS: "true", AM_NODE_LABEL: label}
+
 
 CS_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
 FS_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.fair.FairScheduler"
@@ -109,6 +122,9 @@ class ClusterSpec:
             props["yarn.scheduler.configuration.store.class"] = "memory"
         if self.security is not None:
             props |= self.security.yarn_site(work)
+        if self.site.get(NODE_LABELS) == "true":
+            # Hadoop's default store is under /tmp, shared by every cluster of the machine.
+            props[NODE_LABELS_STORE] = (work / "node-labels").as_uri()
         return props | self.scheduler_site()
 
     def scheduler_site(self) -> dict[str, str]:
@@ -188,6 +204,28 @@ class RealRM:
         )  # fmt: skip
         if done.returncode != 0:
             raise RuntimeError(f"refreshQueues exited {done.returncode}: {done.stderr}")
+
+    def label_first_node(self, label: str) -> None:
+        """Put the exclusive node label ``label`` on the first NodeManager the RM lists, the
+        way an operator does (``add-node-labels``, then ``replace-labels`` on the node, through
+        the RM's REST API, as its admin); repeating it changes nothing."""
+        base, who = f"{self.url}/ws/v1/cluster", {"user.name": "amtuner"}
+        with requests.Session() as session:
+            known = session.get(f"{base}/get-node-labels", timeout=10)
+            known.raise_for_status()
+            infos = known.json().get("nodeLabelInfo") or []
+            if label not in [i["name"] for i in ([infos] if isinstance(infos, dict) else infos)]:
+                body = {"nodeLabelInfo": [{"name": label, "exclusivity": True}]}
+                done = session.post(f"{base}/add-node-labels", params=who, json=body, timeout=10)
+                done.raise_for_status()
+            nodes = session.get(f"{base}/nodes", timeout=10)
+            nodes.raise_for_status()
+            first = min(n["id"] for n in nodes.json()["nodes"]["node"])
+            done = session.post(
+                f"{base}/nodes/{first}/replace-labels", params={**who, "labels": label},
+                timeout=10,
+            )  # fmt: skip
+            done.raise_for_status()
 
     def start(self) -> RealRM:
         for sub in ("conf", "run", "data", "tmp", "am-done", "bin"):
