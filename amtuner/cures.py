@@ -19,6 +19,7 @@ from amtuner.executor.xmledit import (
 )
 from amtuner.model import (
     GLOBAL_TARGET,
+    PARTITION_MARK,
     USERS_LIMIT,
     Observation,
     SchedulerKind,
@@ -58,7 +59,11 @@ class Setting:
 
 
 def settings(
-    cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: tuple[str, ...] = ()
+    cause: WaitCause,
+    scheduler: SchedulerKind,
+    queue: str,
+    held_at: tuple[str, ...] = (),
+    partition: str = "",
 ) -> tuple[Setting, ...]:
     """The settings that make the limit holding a wait, the knob first (``held_at``:
     `Wait.held_at`), with Hadoop's defaults: ``CapacitySchedulerConfiguration``
@@ -75,8 +80,13 @@ def settings(
             Setting("maxRunningApps", queue, fallback="queueMaxAppsDefault"),
             Setting("userMaxAppsDefault"),
         )
+    queue_share = Setting(capacity_key(queue), default=f"{CS_DEFAULT:g}", fallback=CS_GLOBAL_KEY)
     if cause is WaitCause.QUEUE_AM_LIMIT:
-        return (Setting(capacity_key(queue), default=f"{CS_DEFAULT:g}", fallback=CS_GLOBAL_KEY),)
+        return (queue_share,)
+    if cause is WaitCause.PARTITION_AM_LIMIT:
+        # getMaximumAMResourcePercentPerPartition: the partition's, else the queue's.
+        own = capacity_key(f"{queue}{PARTITION_MARK}{partition}")
+        return (Setting(own, default=f"{CS_DEFAULT:g}", fallback=queue_share.key), queue_share)
     if cause in (WaitCause.USER_AM_LIMIT, WaitCause.USER_LIMIT):
         return (
             Setting(f"{CS_PREFIX}{queue}.user-limit-factor", default="1"),
@@ -91,11 +101,15 @@ def settings(
 
 
 def knob(
-    cause: WaitCause, scheduler: SchedulerKind, queue: str, held_at: tuple[str, ...] = ()
+    cause: WaitCause,
+    scheduler: SchedulerKind,
+    queue: str,
+    held_at: tuple[str, ...] = (),
+    partition: str = "",
 ) -> str:
     """The setting that cures a wait, as an operator finds it in the scheduler's file
-    (``held_at``: `Wait.held_at`)."""
-    found = settings(cause, scheduler, queue, held_at)
+    (``held_at``, ``partition``: `Wait`'s)."""
+    found = settings(cause, scheduler, queue, held_at, partition)
     if not found:
         return CLUSTER_CAPACITY
     if held_at == (USERS_LIMIT,) and scheduler is SchedulerKind.CAPACITY:
@@ -111,21 +125,22 @@ def settings_in_file(obs: Observation, target: str, sched_file: SchedulerFile) -
     found = dict.fromkeys(
         s
         for w in obs.waits_for(target)
-        for s in settings(w.cause, obs.scheduler, w.queue, w.held_at)
+        for s in settings(w.cause, obs.scheduler, w.queue, w.held_at, w.partition)
     )
     return [shown(s.in_file(sched_file)) for s in found]
 
 
 def wait_records(obs: Observation, target: str) -> list[dict[str, object]]:
     """One target's waits as plain JSON, the one shape the audit line and the state file keep
-    (and `status` reads back); the queue's name is the RM's, so it is made safe to show."""
+    (and `status` reads back), ``a_cures`` saying whether this target's A cures each; the
+    queue's name is the RM's, so it is made safe to show."""
     return [
         {
             "queue": shown(w.queue),
             "cause": str(w.cause),
             "apps": w.apps,
-            "a_cures": w.cause.a_cures,
-            "knob": shown(knob(w.cause, obs.scheduler, w.queue, w.held_at)),
+            "a_cures": w.cured_by(target),
+            "knob": shown(knob(w.cause, obs.scheduler, w.queue, w.held_at, w.partition)),
         }
         for w in obs.waits_for(target)
     ]
@@ -149,7 +164,7 @@ def a_cures_none(obs: Observation, target: str) -> bool:
     (stale, or 0, until it tries again), so a larger waiting AM, or a fair share that moved,
     may still be held by ``maxAMShare``."""
     waits = obs.waits_for(target)
-    if not waits or any(w.cause.a_cures for w in waits):
+    if not waits or any(w.cured_by(target) for w in waits):
         return False
     fair = obs.scheduler is SchedulerKind.FAIR
     return not (fair and any(w.cause is WaitCause.CLUSTER_FULL for w in waits))

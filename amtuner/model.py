@@ -7,7 +7,7 @@ controller can be a pure function and the simulator can hand the same values to 
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 
 class SchedulerKind(enum.StrEnum):
@@ -41,6 +41,17 @@ def format_a(value: float) -> str:
 
 GLOBAL_TARGET = ""
 """The target key for the scheduler-wide value (CS global AMRP, FS queueMaxAMShareDefault)."""
+
+PARTITION_MARK = "@"
+"""Between a CapacityScheduler leaf and a node label in a target, ``root.default@core``: that
+leaf's AM share in that partition
+(``<leaf>.accessible-node-labels.<label>.maximum-am-resource-percent``)."""
+
+
+def split_target(target: str) -> tuple[str, str]:
+    """A target's queue and node label (``""``: the default partition, or no label)."""
+    queue, _, label = target.partition(PARTITION_MARK)
+    return queue, label
 
 
 def queue_path(name: str) -> str:
@@ -93,6 +104,27 @@ class QueueStats:
     ancestor_max_apps: tuple[tuple[str, int], ...] = ()
     """CS only: each ancestor's ``maxParallelApps`` (3.4+), its parent first and root last: an
     app is runnable only while every one of them has room (``CSMaxRunningAppsEnforcer``)."""
+    am_partition: str = ""
+    """CS only: the node-label partition the leaf's AMs go to ("" the default one). Where it is
+    a labelled one, the AM figures above (``am_memory_used_mb``, ``am_memory_limit_mb``,
+    ``user_am_room_mb``) are that partition's: its AM limit is the one that admits them
+    (``AbstractLeafQueue.activateApplications``, per the app's AM partition)."""
+    am_partition_share: float | None = None
+    """CS only: the AM share the RM applies in `am_partition` (its ``maxAMLimitPercentage`` /
+    100): the leaf's own unless the file sets the partition's
+    (``getMaximumAMResourcePercentPerPartition`` falls back to the queue's)."""
+
+    @property
+    def partition_sets_own_share(self) -> bool:
+        """Whether the AM partition's share is its own, which neither the leaf's value nor the
+        global one reaches (the RM reports only the values, so a partition set to exactly the
+        leaf's value counts as not set)."""
+        return (
+            bool(self.am_partition)
+            and self.am_partition_share is not None
+            and self.am_share is not None
+            and abs(self.am_partition_share - self.am_share) > SAME_A
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,19 +168,30 @@ class Observation:
     does not tell (the web UI)."""
 
     def waits_for(self, target: str) -> tuple[Wait, ...]:
-        """The waits of one target: its leaf queue's, or every one for the global target."""
+        """The waits of one target: its leaf queue's (in its partition for a ``leaf@label``
+        target), or every one for the global target."""
         if target == GLOBAL_TARGET:
             return self.waits
-        return tuple(w for w in self.waits if w.queue == target)
+        queue, label = split_target(target)
+        return tuple(
+            w for w in self.waits if w.queue == queue and (not label or w.partition == label)
+        )
 
     @property
     def memory_ratio(self) -> float:
         return self.memory_used_mb / self.memory_total_mb
 
     def queue(self, name: str) -> QueueStats | None:
+        """A leaf by name; for a ``leaf@label`` target, the leaf while its AMs go to that
+        partition, with that partition's AM share (None otherwise: no figure of it is read)."""
+        queue, label = split_target(name)
         for q in self.queues:
-            if q.name == name:
-                return q
+            if q.name == queue:
+                if not label:
+                    return q
+                if q.am_partition != label:
+                    return None
+                return replace(q, am_share=q.am_partition_share)
         return None
 
 
@@ -160,6 +203,8 @@ class WaitCause(enum.StrEnum):
 
     MAX_APPS = "max-apps"
     QUEUE_AM_LIMIT = "queue-am-limit"
+    PARTITION_AM_LIMIT = "partition-am-limit"
+    """The queue's AM limit in the node-label partition its AMs go to (CS)."""
     USER_AM_LIMIT = "user-am-limit"
     USER_LIMIT = "user-limit"
     CLUSTER_FULL = "cluster-full"
@@ -170,7 +215,11 @@ class WaitCause(enum.StrEnum):
         AM limit is the queue's times the user limit and user-limit-factor, YARN-2637). A user
         at its user limit gets no container, AM or task, whatever A (``canAssignToUser``): a
         higher A would only give its AMs more of what its tasks use."""
-        return self in (WaitCause.QUEUE_AM_LIMIT, WaitCause.USER_AM_LIMIT)
+        return self in (
+            WaitCause.QUEUE_AM_LIMIT,
+            WaitCause.PARTITION_AM_LIMIT,
+            WaitCause.USER_AM_LIMIT,
+        )
 
 
 USERS_LIMIT = "users"
@@ -188,6 +237,21 @@ class Wait:
     """CapacityScheduler ``max-apps`` only, where the limits that hold them are set when not
     ``queue``'s own alone: every queue from ``queue`` up whose running apps have reached its
     limit (each must be raised for one more to run), or (`USERS_LIMIT`,) when none has."""
+    partition: str = ""
+    """CapacityScheduler: the labelled partition whose AM limits hold them (their AMs go
+    there), "" for the default one."""
+    own_share: bool = False
+    """``partition-am-limit`` only: the partition sets its own AM share, so only a
+    ``queue@partition`` target's value makes that limit."""
+
+    def cured_by(self, target: str) -> bool:
+        """Whether raising ``target``'s A lets these apps start: an AM limit made of the value
+        that target writes (a partition's own share only by its ``leaf@label`` target)."""
+        if not self.cause.a_cures:
+            return False
+        if self.cause is not WaitCause.PARTITION_AM_LIMIT or not self.own_share:
+            return True
+        return target == f"{self.queue}{PARTITION_MARK}{self.partition}"
 
 
 class Rule(enum.StrEnum):

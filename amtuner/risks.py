@@ -198,7 +198,7 @@ def _sets_own(sched_file: SchedulerFile, leaf: str) -> bool:
 def untuned_partitions(names: Sequence[str]) -> str:
     """What `check` and `status` say when the RM reports node-label partitions."""
     return (
-        f"labelled partitions {', '.join(names)} exist and are not tuned: amtuner reads and sets "
-        "the default partition's AM share only (per-label limits are CapacityScheduler's "
-        "accessible-node-labels.<label>.maximum-am-resource-percent)"
+        f"labelled partitions {', '.join(names)} exist: their AM shares are tuned only as "
+        "targets <leaf>@<label> (CapacityScheduler's "
+        "<leaf>.accessible-node-labels.<label>.maximum-am-resource-percent)"
     )

@@ -192,6 +192,9 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("scheduler: {config_file: x, targets: [root..a]}", "scheduler.targets[0]", "queue path"),
         ("scheduler: {config_file: x, targets: [root.a, 7]}", "scheduler.targets[1]", "got 7"),
         ("scheduler: {config_file: x, targets: [root.a, root.a]}", "scheduler.targets[1]", "dup"),
+        ("scheduler: {config_file: x, targets: [root.a@]}", "scheduler.targets[0]", "@core"),
+        ("scheduler: {config_file: x, targets: ['root.a@-x']}", "scheduler.targets[0]", "@core"),
+        ("scheduler: {config_file: x, targets: ['root.a@b@c']}", "scheduler.targets[0]", "got"),
         ("refresh: {method: shell}", "refresh.method", "'command', 'rest', 'none'"),
         ("refresh: {method: null}", "refresh.method", "got null"),
         ("refresh: {command: 'yarn rmadmin -refreshQueues'}", "refresh.command", "list of"),
@@ -274,10 +277,11 @@ def test_targets_may_be_empty_or_nested_queues(tmp_path: Path) -> None:
     cfg = load_config(
         write(
             tmp_path,
-            "scheduler: {config_file: x, kind: capacity, targets: [root.a.b, root.c-d_e]}\n",
+            "scheduler: {config_file: x, kind: capacity, "
+            "targets: [root.a.b, root.c-d_e, root.c-d_e@CORE_1]}\n",
         )
     )
-    assert cfg.scheduler.targets == ("root.a.b", "root.c-d_e")
+    assert cfg.scheduler.targets == ("root.a.b", "root.c-d_e", "root.c-d_e@CORE_1")
     assert load_config(write(tmp_path, MINIMAL + "# c\n")).scheduler.targets == ()
 
 

@@ -179,7 +179,7 @@ def test_status_names_labelled_partitions_as_not_tuned(
     save_states(config.parent / "state.json", STATES, summarize(labelled, STATES))
     assert cmd_status(argparse.Namespace(config=config, lines=0, json=False)) == 0
     out = capsys.readouterr().out
-    assert "partitions  labelled partitions gpu, ssd exist and are not tuned" in out
+    assert "partitions  labelled partitions gpu, ssd exist: their AM shares are tuned only" in out
     # Without labels, no such line.
     save_states(config.parent / "state.json", STATES, summarize(REPORT, STATES))
     assert cmd_status(argparse.Namespace(config=config, lines=0, json=False)) == 0

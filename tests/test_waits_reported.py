@@ -105,6 +105,6 @@ def test_the_gauge_has_every_cause_of_every_target(report: CycleReport) -> None:
             for c in WaitCause
         }
         assert values == {
-            "max-apps": 1, "queue-am-limit": 1, "user-am-limit": 0, "user-limit": 0,
-            "cluster-full": 0,
+            "max-apps": 1, "queue-am-limit": 1, "partition-am-limit": 0, "user-am-limit": 0,
+            "user-limit": 0, "cluster-full": 0,
         }  # fmt: skip

@@ -6,13 +6,14 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
 from amtuner.config.settings import Problem
-from amtuner.model import A_DECIMALS, GLOBAL_TARGET, round_a
+from amtuner.model import A_DECIMALS, GLOBAL_TARGET, PARTITION_MARK, round_a
 from amtuner.safetext import shown
 
 KeyPath = tuple[str | int, ...]
@@ -220,18 +221,29 @@ def _url(c: _Checker, path: KeyPath, value: object) -> object:
 
 def _queue_path(c: _Checker, path: KeyPath, value: object) -> object:
     """A leaf's path, or '' for the scheduler-wide value: tuned beside leaves, it covers the
-    queues that set none (a FairScheduler's queues made for users among them)."""
+    queues that set none (a FairScheduler's queues made for users among them). A
+    CapacityScheduler leaf's AM share in one node-label partition is ``leaf@label``."""
     if value == GLOBAL_TARGET:
         return value
     if isinstance(value, str):
-        parts = value.split(".")
-        if len(parts) >= 2 and parts[0] == "root" and all(p and p.strip() == p for p in parts):
+        queue, mark, label = value.partition(PARTITION_MARK)
+        parts = queue.split(".")
+        if (
+            len(parts) >= 2
+            and parts[0] == "root"
+            and all(p and p.strip() == p for p in parts)
+            and (not mark or _LABEL.fullmatch(label))
+        ):
             return value
     return c.fail(
         path,
-        f"must be a queue path like 'root.default', or '' for the global value, got "
-        f"{_show(value)}",
+        f"must be a queue path like 'root.default', a leaf in a node-label partition like "
+        f"'root.default@core', or '' for the global value, got {_show(value)}",
     )
+
+
+_LABEL = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]*")
+"""A node label as ``CommonNodeLabelsManager.checkAndThrowLabelName`` accepts it."""
 
 
 def _verify(c: _Checker, path: KeyPath, value: object) -> object:

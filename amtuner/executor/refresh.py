@@ -32,7 +32,7 @@ from amtuner.executor.errors import (
 from amtuner.executor.files import restore, write_atomically
 from amtuner.executor.xmledit import CS_GLOBAL_KEY, Edit, SchedulerFile, format_value
 from amtuner.kerberos import KerberosError, short_name
-from amtuner.model import GLOBAL_TARGET, queue_path, same_a
+from amtuner.model import GLOBAL_TARGET, queue_path, same_a, split_target
 from amtuner.safetext import redact
 
 CONF_PATH = "/cluster/scheduler-conf"
@@ -203,10 +203,12 @@ def sched_conf_xml(targets: Mapping[str, tuple[float | None, float | None]]) -> 
                 "    </entry>\n  </global-updates>\n"
             )
         else:
-            queue = escape(queue_path(target))
+            leaf, label = split_target(target)
+            queue = escape(queue_path(leaf))
+            key = escape(f"accessible-node-labels.{label}." if label else "")
             parts.append(
                 f"  <update-queue>\n    <queue-name>{queue}</queue-name>\n    <params>\n"
-                "      <entry>\n        <key>maximum-am-resource-percent</key>\n"
+                f"      <entry>\n        <key>{key}maximum-am-resource-percent</key>\n"
                 f"        <value>{value}</value>\n      </entry>\n    </params>\n"
                 "  </update-queue>\n"
             )

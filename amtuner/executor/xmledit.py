@@ -31,11 +31,12 @@ from amtuner.executor.xmlnodes import (
     parse,
     replace_text,
 )
-from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a, queue_path
+from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a, queue_path, split_target
 
 CS_PREFIX = "yarn.scheduler.capacity."
 CS_GLOBAL_KEY = CS_PREFIX + "maximum-am-resource-percent"
 CS_QUEUE_SUFFIX = ".maximum-am-resource-percent"
+CS_LABEL_INFIX = ".accessible-node-labels."
 CS_DEFAULT = 0.1
 """``DEFAULT_MAXIMUM_APPLICATIONMASTERS_RESOURCE_PERCENT`` (2.x to 3.4)."""
 CS_RESOURCE_CALCULATOR = CS_PREFIX + "resource-calculator"
@@ -54,8 +55,14 @@ format_value = format_a
 
 
 def capacity_key(target: str) -> str:
+    """The property a CapacityScheduler target's A is: the global one, a leaf's, or a leaf's in
+    one node-label partition (``leaf@label``, ``CapacitySchedulerConfiguration``'s
+    ``getMaximumAMResourcePercentPerPartition``)."""
     if target == GLOBAL_TARGET:
         return CS_GLOBAL_KEY
+    queue, label = split_target(target)
+    if label:
+        return f"{CS_PREFIX}{queue_path(queue)}{CS_LABEL_INFIX}{label}{CS_QUEUE_SUFFIX}"
     return CS_PREFIX + queue_path(target) + CS_QUEUE_SUFFIX
 
 
@@ -195,6 +202,10 @@ class SchedulerFile:
 
     def _fair_value_node(self, target: str) -> tuple[Node, Node | None]:
         """(element that holds or would hold the value, value element if present)."""
+        if split_target(target)[1]:
+            raise ExecutorError(
+                f"{target!r}: a FairScheduler has no node-label partitions to set an AM share in"
+            )
         if target == GLOBAL_TARGET:
             holder, tag = self._root, FS_GLOBAL_TAG
         else:
@@ -246,7 +257,7 @@ class SchedulerFile:
         return prop
 
     def _check_capacity_queue(self, target: str) -> None:
-        parts = queue_path(target).split(".")
+        parts = queue_path(split_target(target)[0]).split(".")
         for depth in range(1, len(parts)):
             parent = ".".join(parts[:depth])
             key = f"{CS_PREFIX}{parent}.queues"
@@ -320,8 +331,12 @@ class SchedulerFile:
         return None if node is None else node.text.strip()
 
     def effective_value(self, target: str) -> float:
-        """What the scheduler applies: the queue's own value, else the file-wide default."""
+        """What the scheduler applies: the queue's own value (in a partition: the partition's,
+        else the queue's), else the file-wide default."""
         value = self.current_value(target)
+        queue, label = split_target(target)
+        if value is None and label:
+            value = self.current_value(queue)
         if value is None and target != GLOBAL_TARGET:
             value = self.current_value(GLOBAL_TARGET)
         if value is not None:
@@ -364,7 +379,8 @@ class SchedulerFile:
             return target
         if self.kind is SchedulerKind.FAIR:
             return ".".join(_fair_segments(target))
-        return queue_path(target)
+        queue, label = split_target(target)
+        return queue_path(queue) + (f"@{label}" if label else "")
 
     def _encode(self, text: str) -> bytes:
         try:

@@ -33,12 +33,16 @@ Choices, with the reasons (yarn-facts §1.5, §3):
   and ``numApplications`` (3.4+: the apps ``max-parallel-apps`` holds are in neither pending nor
   active), each waiting user's ``amLimit``/``amUsed`` (``users``), FS ``maxApps``.
 * Node labels: a CS 3.x queue lists one entry per partition it can use in
-  ``capacities.queueCapacitiesByPartition`` (``PartitionQueueCapacitiesInfo``) and
-  ``resources.resourceUsagesByPartition`` (``PartitionResourcesInfo``, with ``amUsed`` and
-  ``amLimit``, ``pending``). Only the default ("") partition is read; the others' names are reported
-  (`Observation.labelled_partitions`) so that `check` and `status` can say their AMs are not
+  ``capacities.queueCapacitiesByPartition`` (``PartitionQueueCapacitiesInfo``, with
+  ``maxAMLimitPercentage``) and ``resources.resourceUsagesByPartition``
+  (``PartitionResourcesInfo``, with ``amUsed`` and ``amLimit``, ``pending``; each user's too).
+  The default ("") partition is read, but for the AM figures of a leaf whose AMs go to a
+  labelled partition (`QueueStats.am_partition`: its ``defaultNodeLabelExpression``, else the
+  one labelled partition holding its AMs while the default holds none), which are that
+  partition's; every labelled partition's name is reported
+  (`Observation.labelled_partitions`) so that `check` and `status` can say which are not
   tuned (``maximum-am-resource-percent`` per label is a separate key,
-  ``accessible-node-labels.<label>.maximum-am-resource-percent``).
+  ``accessible-node-labels.<label>.maximum-am-resource-percent``, a ``leaf@label`` target).
 """
 
 from __future__ import annotations
@@ -49,7 +53,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind
+from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind, split_target
 from amtuner.monitor.waits import classify
 from amtuner.safetext import shown
 
@@ -294,15 +298,44 @@ def _is_leaf(queue: Mapping[str, Any], leaf_type: str, counter: str, where: str)
     return kind == leaf_type or counter in queue
 
 
-def _partition(queue: Mapping[str, Any], block: str, inner: str) -> Mapping[str, Any]:
-    """The default ("") partition entry of a CS 3.x per-partition block, or {}."""
+def _partition(
+    queue: Mapping[str, Any], block: str, inner: str, label: str = ""
+) -> Mapping[str, Any]:
+    """One partition's entry (the default one, "", unless ``label``) of a CS 3.x
+    per-partition block, or {}."""
     container = queue.get(block)
     entries = container.get(inner) if isinstance(container, Mapping) else None
+    if isinstance(entries, Mapping):  # one entry of a wrapped list
+        entries = [entries]
     if isinstance(entries, list):
         for entry in entries:
-            if isinstance(entry, Mapping) and entry.get("partitionName", "") == "":
+            if isinstance(entry, Mapping) and entry.get("partitionName", "") == label:
                 return entry
     return {}
+
+
+def _am_partition(queue: Mapping[str, Any], am_used: Pair | None, where: str) -> str:
+    """The labelled partition a CS leaf's AMs go to, or "": the leaf's
+    ``defaultNodeLabelExpression`` when it has one (``RMAppManager`` gives it to an AM that
+    asks for no label), else the one labelled partition holding AMs of the leaf while the
+    default holds none (AMs pinned by the RM's
+    ``yarn.resourcemanager.node-labels.am.default-node-label-expression``, which no document
+    reports, or by each app's AM label)."""
+    expression = queue.get("defaultNodeLabelExpression")
+    if isinstance(expression, str) and expression.strip():
+        return expression.strip()
+    if am_used is None or am_used[0] > 0:
+        return ""
+    holding = [
+        label
+        for label in sorted(_labels(queue))
+        if (found := _resource(_usage(queue, label), "amUsed", f"{where}[{label}]")) and found[0]
+    ]
+    return holding[0] if len(holding) == 1 else ""
+
+
+def _usage(queue: Mapping[str, Any], label: str = "") -> Mapping[str, Any]:
+    return _partition(queue, "resources", "resourceUsagesByPartition", label)
 
 
 def _labels(queue: Mapping[str, Any]) -> set[str]:
@@ -361,7 +394,7 @@ def _cs_leaves(
     used = _resource(queue, "resourcesUsed", path)
     if used is None:
         raise _bad(f"{path}: missing field 'resourcesUsed'")
-    usage = _partition(queue, "resources", "resourceUsagesByPartition")
+    usage = _usage(queue)
     caps = _partition(queue, "capacities", "queueCapacitiesByPartition")
     am_used = _resource(queue, "usedAMResource", path) or _resource(usage, "amUsed", path)
     am_limit = _resource(queue, "AMResourceLimit", path) or _resource(usage, "amLimit", path)
@@ -388,22 +421,42 @@ def _cs_leaves(
     held = (
         None if total_apps is None else max(0, total_apps - leaf.pending_apps - leaf.running_apps)
     )
-    user_am_room, user_room = _waiting_users_room(queue, path)
-    yield replace(
+    leaf = replace(
         leaf,
         max_apps=_opt_count(queue, "maxParallelApps", path),
         held_apps=held,
-        user_am_room_mb=user_am_room,
-        user_room_mb=user_room,
         ancestor_max_apps=ancestors,
+    )
+    label = _am_partition(queue, am_used, path)
+    if not label:
+        user_am_room, user_room = _waiting_users_room(queue, path)
+        yield replace(leaf, user_am_room_mb=user_am_room, user_room_mb=user_room)
+        return
+    where = f"{path}[{label}]"
+    usage = _usage(queue, label)
+    am_used = _resource(usage, "amUsed", where)
+    am_limit = _resource(usage, "amLimit", where)
+    caps = _partition(queue, "capacities", "queueCapacitiesByPartition", label)
+    user_am_room, _ = _waiting_users_room(queue, path, label)
+    yield replace(
+        leaf,
+        am_memory_used_mb=am_used[0] if am_used else None,
+        am_vcores_used=am_used[1] if am_used else None,
+        am_memory_limit_mb=am_limit[0] if am_limit else None,
+        user_am_room_mb=user_am_room,
+        am_partition=label,
+        am_partition_share=_loaded_share({}, caps, where),
     )
 
 
-def _waiting_users_room(queue: Mapping[str, Any], where: str) -> tuple[int | None, int | None]:
+def _waiting_users_room(
+    queue: Mapping[str, Any], where: str, label: str = ""
+) -> tuple[int | None, int | None]:
     """The least AM room and the least room under the user limit among a CS leaf's users with
-    apps waiting: each ``UserInfo`` carries its own ``amLimit`` and ``amUsed`` in the default
-    partition (2.8+, ``UsersManager.User``) and its ``userResourceLimit`` and
-    ``resourcesUsed``."""
+    apps waiting: each ``UserInfo`` carries its own ``amLimit`` and ``amUsed`` per partition
+    (2.8+, ``UsersManager.User``; ``label``'s, the default one's unless given) and its
+    ``userResourceLimit`` and ``resourcesUsed`` (the default partition's only: no room under
+    the user limit is told for a labelled one)."""
     users = queue.get("users")
     listed = users.get("user") if isinstance(users, Mapping) else None
     if isinstance(listed, Mapping):  # one user of a wrapped list
@@ -415,11 +468,15 @@ def _waiting_users_room(queue: Mapping[str, Any], where: str) -> tuple[int | Non
         if _below_zero(user):
             continue
         name = f"{where} user {user.get('username')!r}"
-        usage = _partition(user, "resources", "resourceUsagesByPartition")
+        usage = _usage(user, label)
         am_limit = _resource(usage, "amLimit", name)
-        am_used = _resource(usage, "amUsed", name) or _resource(user, "AMResourceUsed", name)
+        am_used = _resource(usage, "amUsed", name)
+        if am_used is None and not label:
+            am_used = _resource(user, "AMResourceUsed", name)
         if am_limit is not None and am_used is not None:
             am_rooms.append(am_limit[0] - am_used[0])
+        if label:
+            continue
         limit = _resource(user, "userResourceLimit", name)
         used = _resource(usage, "used", name) or _resource(user, "resourcesUsed", name)
         if limit is not None and used is not None:
@@ -434,7 +491,7 @@ def _below_zero(user: Mapping[str, Any]) -> bool:
     tests/data/monitor/hadoop-3.5.0/capacity-user-am-limit-after-kills). Its figures say nothing
     of its room, and the rest of the answer is sound, so it is left out rather than refused."""
     figures: list[Any] = [user.get("numPendingApplications"), user.get("numActiveApplications")]
-    usage = _partition(user, "resources", "resourceUsagesByPartition")
+    usage = _usage(user)
     for holder, key in ((user, "AMResourceUsed"), (user, "resourcesUsed"), (usage, "amUsed"),
                         (usage, "used")):  # fmt: skip
         value = holder.get(key)
@@ -534,7 +591,7 @@ def parse_scheduler(
 def check_targets(targets: Sequence[str], leaves: Sequence[QueueStats], source: str) -> None:
     names = {q.name for q in leaves}
     for target in targets:
-        if target != GLOBAL_TARGET and target not in names:
+        if target != GLOBAL_TARGET and split_target(target)[0] not in names:
             raise ObservationError(
                 "unknown-queue",
                 f"target queue {target!r} is not a leaf queue of the RM at {source} "

@@ -362,7 +362,10 @@ def test_rest_body_has_the_documented_shape() -> None:
         walk(ET.fromstring(data), "")
         return out
 
-    ours = shape(sched_conf_xml({"": (None, 0.2), "root.a": (0.1, 0.3)}))
+    ours = shape(sched_conf_xml({"": (None, 0.2), "root.a": (0.1, 0.3), "root.a@core": (0.1, 1)}))
+    assert b"<key>accessible-node-labels.core.maximum-am-resource-percent</key>" in sched_conf_xml(
+        {"root.a@core": (None, 0.5)}
+    )
     documented = shape((samples / "scheduler-conf-put-global-updates.xml").read_bytes()) | shape(
         (samples / "scheduler-conf-put-update-queue.xml").read_bytes()
     )

@@ -261,6 +261,34 @@ def test_capacity_adds_property_block(tmp_path: Path) -> None:
     assert SchedulerFile(sf.path, "capacity", edit.new_data).current_value("default") == 0.4
 
 
+def test_a_partition_target_is_the_leafs_share_in_that_partition(tmp_path: Path) -> None:
+    """``leaf@label`` is ``<leaf>.accessible-node-labels.<label>.maximum-am-resource-percent``:
+    unset, the RM applies the leaf's own, else the global one
+    (``getMaximumAMResourcePercentPerPartition``); amtuner adds it as it adds a leaf's."""
+    sf = load(tmp_path, CAPACITY, "capacity")
+    assert sf.current_value("root.prod.etl@core") is None
+    assert sf.effective_value("root.prod.etl@core") == 0.25  # the leaf's
+    assert sf.effective_value("root.default@core") == 0.1  # the global one
+    edit = sf.edit({"root.prod.etl@core": 0.4})
+    key = b"yarn.scheduler.capacity.root.prod.etl.accessible-node-labels.core." + (
+        b"maximum-am-resource-percent"
+    )
+    assert changed_lines(CAPACITY, edit.new_data) == (
+        [],
+        [b"  <property>\n", b"    <name>" + key + b"</name>\n", b"    <value>0.4</value>\n",
+         b"  </property>\n"],
+    )  # fmt: skip
+    after = SchedulerFile(sf.path, "capacity", edit.new_data)
+    assert after.current_value("prod.etl@core") == 0.4
+    assert after.effective_value("root.prod.etl") == 0.25  # the leaf's own stays
+    with pytest.raises(ExecutorError, match="same queue"):
+        sf.edit({"root.prod.etl@core": 0.4, "prod.etl@core": 0.5})
+    with pytest.raises(ExecutorError, match=r"root\.prod\.ml"):
+        sf.edit({"root.prod.ml@core": 0.3})
+    with pytest.raises(ExecutorError, match="no node-label partitions"):
+        load(tmp_path, FAIR, "fair", "fair.xml").edit({"root.default@core": 0.3})
+
+
 def test_capacity_unknown_queue_is_an_error(tmp_path: Path) -> None:
     sf = load(tmp_path, CAPACITY, "capacity")
     with pytest.raises(ExecutorError, match=r"root\.prod\.ml.*root\.prod\.queues"):
