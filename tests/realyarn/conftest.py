@@ -20,6 +20,7 @@ import requests
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, Unavailable, apps
 from amtuner.realyarn.build import MODULE_DIR, MR_ALLOCATOR_DIR, Build, ensure_built
+from amtuner.realyarn.capture import SCENES
 from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
 
@@ -29,6 +30,7 @@ CLUSTERS = {
     "capacity": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.1),
     "fair": ClusterSpec(SchedulerKind.FAIR, am_share=0.5),
     "capacity-mutable": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.1, mutable_store=True),
+    "capacity-labels": SCENES["capacity-partition-am-limit"].spec(),
     "fair-users": ClusterSpec(
         SchedulerKind.FAIR,
         am_share=0.5,
@@ -127,6 +129,8 @@ def cluster_fixture(kind: str) -> Any:
 capacity_rm = cluster_fixture("capacity")
 fair_rm = cluster_fixture("fair")
 mutable_rm = cluster_fixture("capacity-mutable")
+labels_rm = cluster_fixture("capacity-labels")
+"""A CapacityScheduler whose AMs all go to the node label core (`amtuner.realyarn.capture`)."""
 fair_users_rm = cluster_fixture("fair-users")
 """A FairScheduler that places apps as Hadoop does by default: in root.<user>."""
 

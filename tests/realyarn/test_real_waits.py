@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from amtuner.bench import real
+from amtuner.executor import SchedulerFile
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import RealRM
 from amtuner.realyarn.admission import simulated
@@ -19,6 +20,7 @@ from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.sched_config import CS_PREFIX
 from tests.e2e.conftest import amtuner
 from tests.e2e.test_once import WAITING
+from tests.realyarn.conftest import metrics, wait_for
 from tests.realyarn.test_real_once import DECISION, once_config
 
 WAITS = {
@@ -87,3 +89,53 @@ def test_max_parallel_apps_runs_a_batch_on_the_real_rm_as_in_the_simulator(
     print(f"max-parallel-apps 2: real {run.figures} sim {sim} makespan diff {diff:+.1%}")
     assert abs(diff) <= 0.10, (run.figures, sim)
     assert not leftover_processes(tmp_path)
+
+
+def test_once_names_the_partition_am_limit_and_tunes_it_as_a_partition_target(
+    labels_rm: RealRM, tmp_path: Path
+) -> None:
+    """Every AM goes to the node label core (``yarn.resourcemanager.node-labels.am.
+    default-node-label-expression``, as on EMR), one 8 GB node where root.default's AM share
+    is its own 0.25: two AMs run, three wait, though the leaf's 0.5 leaves the default
+    partition's AM limit empty (``getAMResourceLimitPerPartition``). `amtuner once` names the
+    partition's limit and its key; tuning the global value it holds (that value does not reach
+    the partition), writing nothing; tuning ``root.default@core`` it raises the partition's
+    own key, and the RM, reloaded, lets a waiting app start."""
+    rm, scene = labels_rm, SCENES["capacity-partition-am-limit"]
+    data = stage(rm, scene)
+    run = amtuner("once", "--config", str(once_config(tmp_path, rm)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    key = "yarn.scheduler.capacity.root.default.accessible-node-labels.core."
+    held = f"3 partition-am-limit in root.default (cure: {key}maximum-am-resource-percent)"
+    assert dict(WAITING.findall(run.stdout))["global"] == held, run.stdout
+    ((_, old, new, rule),) = DECISION.findall(run.stdout)
+    assert (new, rule) == (old, "hold") and "A cures none of the waits" in run.stdout
+    assert rm.scheduler_file.read_bytes() == data
+
+    config = once_config(
+        tmp_path, rm, scheduler={
+            "kind": "capacity", "config_file": str(rm.scheduler_file),
+            "targets": ["root.default@core"]},
+    )  # fmt: skip
+    run = amtuner("once", "--config", str(config))
+    assert run.returncode == 0, run.stdout + run.stderr
+    ((target, old, new, _),) = DECISION.findall(run.stdout)
+    assert (target, float(old)) == ("root.default@core", 0.25) and float(new) > 0.25, run.stdout
+    written = SchedulerFile(rm.scheduler_file, "capacity", rm.scheduler_file.read_bytes())
+    assert written.current_value("root.default@core") == float(new)
+    assert written.current_value("root.default") is None  # the leaf's own is left unset
+    wait_for(lambda: metrics(rm)["appsRunning"] > scene.running, 30, "a waiting app to start")
+
+
+def test_a_partition_limit_made_of_the_global_value_is_cured_by_it(
+    labels_rm: RealRM, tmp_path: Path
+) -> None:
+    """The same partition with no AM share of its own: the global 0.25 is its value
+    (``getMaximumAMResourcePercentPerPartition`` falls back to the queue's, and that to the
+    global one), so `amtuner once` on the global value raises it."""
+    stage(labels_rm, SCENES["capacity-partition-inherits"])
+    run = amtuner("once", "--config", str(once_config(tmp_path, labels_rm)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "3 partition-am-limit in root.default" in dict(WAITING.findall(run.stdout))["global"]
+    ((target, old, new, _),) = DECISION.findall(run.stdout)
+    assert target == "global" and float(new) > float(old), run.stdout
