@@ -104,27 +104,69 @@ class QueueStats:
     ancestor_max_apps: tuple[tuple[str, int], ...] = ()
     """CS only: each ancestor's ``maxParallelApps`` (3.4+), its parent first and root last: an
     app is runnable only while every one of them has room (``CSMaxRunningAppsEnforcer``)."""
-    am_partition: str = ""
-    """CS only: the node-label partition the leaf's AMs go to ("" the default one). Where it is
-    a labelled one, the AM figures above (``am_memory_used_mb``, ``am_memory_limit_mb``,
-    ``user_am_room_mb``) are that partition's: its AM limit is the one that admits them
-    (``AbstractLeafQueue.activateApplications``, per the app's AM partition)."""
-    am_partition_share: float | None = None
-    """CS only: the AM share the RM applies in `am_partition` (its ``maxAMLimitPercentage`` /
-    100): the leaf's own unless the file sets the partition's
-    (``getMaximumAMResourcePercentPerPartition`` falls back to the queue's)."""
+    am_partition: PartitionStats | None = None
+    """CS only: the labelled node-label partition the leaf's AMs go to, and its figures there;
+    None when they go to the default one. Every figure above is the default partition's, as
+    the cluster's metrics are (Hadoop 3.5.0 leaves a labelled partition's memory and
+    containers out of ``totalMB`` and ``allocatedMB``)."""
 
     @property
     def partition_sets_own_share(self) -> bool:
         """Whether the AM partition's share is its own, which neither the leaf's value nor the
         global one reaches (the RM reports only the values, so a partition set to exactly the
         leaf's value counts as not set)."""
+        part = self.am_partition
         return (
-            bool(self.am_partition)
-            and self.am_partition_share is not None
+            part is not None
+            and part.am_share is not None
             and self.am_share is not None
-            and abs(self.am_partition_share - self.am_share) > SAME_A
+            and abs(part.am_share - self.am_share) > SAME_A
         )
+
+    def in_am_partition(self) -> QueueStats:
+        """The leaf as its AMs' partition sees it: that partition's memory and AM figures in
+        place of the default one's (itself when its AMs go to the default partition). Its AM
+        limit there is the one that admits them (``AbstractLeafQueue.activateApplications``
+        judges an app on its AM partition's limits)."""
+        part = self.am_partition
+        if part is None:
+            return self
+        return replace(
+            self,
+            memory_used_mb=part.memory_used_mb,
+            vcores_used=part.vcores_used,
+            am_memory_used_mb=part.am_memory_used_mb,
+            am_vcores_used=part.am_vcores_used,
+            am_memory_limit_mb=part.am_memory_limit_mb,
+            am_share=part.am_share,
+            memory_share_mb=part.memory_share_mb,
+            vcores_share=None,
+            memory_pending_mb=part.memory_pending_mb,
+            user_am_room_mb=part.user_am_room_mb,
+            user_room_mb=None,
+            am_partition=None,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionStats:
+    """A CS leaf's figures in one labelled partition (``PartitionResourcesInfo``,
+    ``PartitionQueueCapacitiesInfo``, each user's entry); None where the RM does not say."""
+
+    label: str
+    memory_used_mb: int = 0
+    vcores_used: int = 0
+    am_memory_used_mb: int | None = None
+    am_vcores_used: int | None = None
+    am_memory_limit_mb: int | None = None
+    am_share: float | None = None
+    """Its ``maxAMLimitPercentage`` / 100: the leaf's own unless the file sets the partition's
+    (``getMaximumAMResourcePercentPerPartition`` falls back to the queue's)."""
+    memory_share_mb: int | None = None
+    memory_pending_mb: int | None = None
+    user_am_room_mb: int | None = None
+    """The least AM room among the users with apps waiting, in this partition; no room under
+    the user limit is told here (no document reports a user's limit in a labelled one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,16 +224,17 @@ class Observation:
         return self.memory_used_mb / self.memory_total_mb
 
     def queue(self, name: str) -> QueueStats | None:
-        """A leaf by name; for a ``leaf@label`` target, the leaf while its AMs go to that
-        partition, with that partition's AM share (None otherwise: no figure of it is read)."""
+        """A leaf by name; for a ``leaf@label`` target, the leaf as that partition sees it
+        while its AMs go there (`QueueStats.in_am_partition`; None otherwise: no figure of it
+        is read)."""
         queue, label = split_target(name)
         for q in self.queues:
             if q.name == queue:
                 if not label:
                     return q
-                if q.am_partition != label:
+                if q.am_partition is None or q.am_partition.label != label:
                     return None
-                return replace(q, am_share=q.am_partition_share)
+                return q.in_am_partition()
         return None
 
 

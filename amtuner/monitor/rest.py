@@ -36,10 +36,10 @@ Choices, with the reasons (yarn-facts §1.5, §3):
   ``capacities.queueCapacitiesByPartition`` (``PartitionQueueCapacitiesInfo``, with
   ``maxAMLimitPercentage``) and ``resources.resourceUsagesByPartition``
   (``PartitionResourcesInfo``, with ``amUsed`` and ``amLimit``, ``pending``; each user's too).
-  The default ("") partition is read, but for the AM figures of a leaf whose AMs go to a
-  labelled partition (`QueueStats.am_partition`: its ``defaultNodeLabelExpression``, else the
-  one labelled partition holding its AMs while the default holds none), which are that
-  partition's; every labelled partition's name is reported
+  The default ("") partition's figures are the leaf's, as the cluster's metrics are; a leaf
+  whose AMs go to a labelled partition (its ``defaultNodeLabelExpression``, else the one
+  labelled partition holding its AMs while the default holds none) carries that partition's
+  beside them (`QueueStats.am_partition`); every labelled partition's name is reported
   (`Observation.labelled_partitions`) so that `check` and `status` can say which are not
   tuned (``maximum-am-resource-percent`` per label is a separate key,
   ``accessible-node-labels.<label>.maximum-am-resource-percent``, a ``leaf@label`` target).
@@ -53,7 +53,14 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind, split_target
+from amtuner.model import (
+    GLOBAL_TARGET,
+    Observation,
+    PartitionStats,
+    QueueStats,
+    SchedulerKind,
+    split_target,
+)
 from amtuner.monitor.waits import classify
 from amtuner.safetext import shown
 
@@ -432,20 +439,30 @@ def _cs_leaves(
         user_am_room, user_room = _waiting_users_room(queue, path)
         yield replace(leaf, user_am_room_mb=user_am_room, user_room_mb=user_room)
         return
+    user_am_room, user_room = _waiting_users_room(queue, path)
+    leaf = replace(leaf, user_am_room_mb=user_am_room, user_room_mb=user_room)
     where = f"{path}[{label}]"
     usage = _usage(queue, label)
     am_used = _resource(usage, "amUsed", where)
     am_limit = _resource(usage, "amLimit", where)
+    used = _resource(usage, "used", where) or (0, 0)
+    pending = _resource(usage, "pending", where)
     caps = _partition(queue, "capacities", "queueCapacitiesByPartition", label)
-    user_am_room, _ = _waiting_users_room(queue, path, label)
+    share = _resource(caps, "effectiveMaxResource", where)
     yield replace(
         leaf,
-        am_memory_used_mb=am_used[0] if am_used else None,
-        am_vcores_used=am_used[1] if am_used else None,
-        am_memory_limit_mb=am_limit[0] if am_limit else None,
-        user_am_room_mb=user_am_room,
-        am_partition=label,
-        am_partition_share=_loaded_share({}, caps, where),
+        am_partition=PartitionStats(
+            label=label,
+            memory_used_mb=used[0],
+            vcores_used=used[1] or 0,
+            am_memory_used_mb=am_used[0] if am_used else None,
+            am_vcores_used=am_used[1] if am_used else None,
+            am_memory_limit_mb=am_limit[0] if am_limit else None,
+            am_share=_loaded_share({}, caps, where),
+            memory_share_mb=share[0] if share else None,
+            memory_pending_mb=pending[0] if pending else None,
+            user_am_room_mb=_waiting_users_room(queue, path, label)[0],
+        ),
     )
 
 

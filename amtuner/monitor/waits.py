@@ -29,10 +29,10 @@ What each scheduler reports decides what can be told apart:
   means the share is disabled or never computed), else for a container.
 
 A CS leaf whose AMs go to a labelled partition (`QueueStats.am_partition`) is judged on that
-partition's AM figures, as ``activateApplications`` judges each app on its AM partition's
-limits: its queue AM limit there is ``partition-am-limit``, whose cure is the partition's
-``maximum-am-resource-percent`` (and the leaf's, or the global one, while the partition sets
-none of its own).
+partition's figures (`QueueStats.in_am_partition`), as ``activateApplications`` judges each
+app on its AM partition's limits: its queue AM limit there is ``partition-am-limit``, whose
+cure is the partition's ``maximum-am-resource-percent`` (and the leaf's, or the global one,
+while the partition sets none of its own).
 
 Which CS ``max-parallel-apps`` holds a leaf's non-runnable apps is the first on the way up
 from the leaf whose runnable apps (a parent's: its leaves') have reached it; when none has,
@@ -81,7 +81,7 @@ def queue_waits(
         if q.held_apps:
             held_at = _cs_held_at(q, leaves)
         if q.pending_apps:
-            counts[_cs_am_cause(q)] += q.pending_apps
+            counts[_cs_am_cause(q.in_am_partition())] += q.pending_apps
     else:
         held = 0
         if q.max_apps is not None:
@@ -90,7 +90,8 @@ def queue_waits(
         rest = q.pending_apps - held
         if rest:
             counts[_fs_am_cause(q)] += rest
-    if q.am_partition and counts[WaitCause.QUEUE_AM_LIMIT]:
+    label = q.am_partition.label if q.am_partition else ""
+    if label and counts[WaitCause.QUEUE_AM_LIMIT]:
         counts[WaitCause.PARTITION_AM_LIMIT] = counts.pop(WaitCause.QUEUE_AM_LIMIT)
     am_held = (WaitCause.PARTITION_AM_LIMIT, WaitCause.USER_AM_LIMIT, WaitCause.USER_LIMIT)
     return [
@@ -99,7 +100,7 @@ def queue_waits(
             cause,
             n,
             held_at if cause is WaitCause.MAX_APPS else (),
-            partition=q.am_partition if cause in am_held else "",
+            partition=label if cause in am_held else "",
             own_share=cause is WaitCause.PARTITION_AM_LIMIT and q.partition_sets_own_share,
         )
         for cause, n in counts.items()

@@ -62,11 +62,16 @@ def test_a_leaf_whose_ams_go_to_a_label_is_judged_on_that_partition() -> None:
     (``activateApplications`` judges an AM on its partition's limit, 0.25 of 8 GB here)."""
     obs = observe_scene("capacity-partition-am-limit")
     q = obs.queue("root.default")
-    assert q is not None
-    assert (q.am_partition, q.am_memory_used_mb, q.am_memory_limit_mb) == ("core", 2048, 2048)
-    assert (q.am_share, q.am_partition_share, q.partition_sets_own_share) == (0.5, 0.25, True)
-    assert q.user_am_room_mb == 0  # the user's core entry: 2048 of 2048
-    assert obs.am_memory_used_mb == 2048
+    assert q is not None and q.am_partition is not None
+    # The leaf's own figures stay the default partition's, as the cluster's metrics are.
+    assert (q.am_memory_used_mb, q.am_memory_limit_mb, q.memory_used_mb) == (0, 4096, 0)
+    assert (obs.memory_total_mb, obs.memory_used_mb, obs.am_memory_used_mb) == (8192, 0, 0)
+    core = q.in_am_partition()
+    assert (core.am_memory_used_mb, core.am_memory_limit_mb, core.memory_used_mb) == (
+        2048, 2048, 2048,
+    )  # fmt: skip
+    assert (q.am_share, core.am_share, q.partition_sets_own_share) == (0.5, 0.25, True)
+    assert (core.memory_share_mb, core.user_am_room_mb) == (8192, 0)  # the user's 2048 of 2048
     ((wait,),) = [obs.waits]
     assert (wait.cause, wait.apps, wait.partition, wait.own_share) == (
         WaitCause.PARTITION_AM_LIMIT, 3, "core", True,
@@ -75,8 +80,7 @@ def test_a_leaf_whose_ams_go_to_a_label_is_judged_on_that_partition() -> None:
     assert [wait.cured_by(t) for t in ("", "root.default", "root.default@core")] == [
         False, False, True,
     ]  # fmt: skip
-    part = obs.queue("root.default@core")
-    assert part is not None and part.am_share == 0.25
+    assert obs.queue("root.default@core") == core
     assert obs.queue("root.default@gpu") is None
     assert obs.waits_for("root.default@core") == obs.waits_for("root.default") == (wait,)
     assert obs.waits_for("root.default@gpu") == ()

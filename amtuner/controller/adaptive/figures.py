@@ -305,12 +305,12 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
 def _a_admitting_held(obs: Observation, target: str, a_max: float) -> float:
     held = {w.queue for w in obs.waits_for(target) if w.cured_by(target)}
     growth = 0.0
-    for q in obs.queues:
-        share = q.am_partition_share if q.am_partition else q.am_share  # its AMs' partition's
-        if q.name not in held or not (q.am_memory_used_mb and q.running_apps and share):
+    for leaf in obs.queues:
+        q = leaf.in_am_partition()  # the AM limit that holds them is their AMs' partition's
+        if q.name not in held or not (q.am_memory_used_mb and q.running_apps and q.am_share):
             continue
         each = q.am_memory_used_mb / q.running_apps
-        wanted = share * (q.am_memory_used_mb + q.pending_apps * each) / q.am_memory_used_mb
+        wanted = q.am_share * (q.am_memory_used_mb + q.pending_apps * each) / q.am_memory_used_mb
         growth = max(growth, wanted)
     return min(growth, a_max)
 
