@@ -53,13 +53,16 @@ def simulate(
     properties: Mapping[str, str] | None = None,
     config: bytes | None = None,
     target: str = GLOBAL_TARGET,
+    site: Mapping[str, str] | None = None,
+    labelled: Sequence[tuple[str, int]] = (),
 ) -> SimResult:
     """``spec`` (a workload, or its name for `load_workload`) with the global AM share fixed at
     ``a``, or (``a`` None) under ``policy`` every
     ``period_s`` simulated seconds from the scheduler's default, tuning ``targets`` (empty: the
     global value), its first cycle ``lead_s`` before the first job (0: with it); on nodes with
     ``node_vcores`` vcores instead of the workload's; ``properties``: more settings of a
-    CapacityScheduler's file (a queue's ``max-parallel-apps``).
+    CapacityScheduler's file (a queue's ``max-parallel-apps``); ``site`` and ``labelled``: the
+    RM's properties and its labelled nodes (`build_simulation`).
 
     ``config``: the cluster's own scheduler file instead of a default one for the workload's
     queues; a fixed ``a`` is then set for ``target`` (the global value unless a queue is named)
@@ -82,7 +85,7 @@ def simulate(
         config = with_capacity_properties(config, properties)
     sim = build_simulation(
         scheduler, workload, config, seed=seed, node_vcores=node_vcores,
-        heartbeats=heartbeats, hadoop=hadoop,
+        heartbeats=heartbeats, hadoop=hadoop, site=site, labelled=labelled,
     )  # fmt: skip
     if a is not None:
         return sim.run(max_sim_seconds)

@@ -110,11 +110,11 @@ def workload() -> Workload:
                     node_vcores=NODE_VCORES, node_disk_mbps=100.0)  # fmt: skip
 
 
-def cluster_spec(kind: SchedulerKind, am_share: float) -> ClusterSpec:
+def cluster_spec(kind: SchedulerKind, am_share: float, node_label: str = "") -> ClusterSpec:
     return ClusterSpec(
         kind, nodes=NODES, node_memory_mb=NODE_MB, node_vcores=NODE_VCORES,
         min_alloc_mb=MIN_ALLOC_MB, nm_heartbeat_ms=HEARTBEAT_MS, am_heartbeat_ms=HEARTBEAT_MS,
-        am_share=am_share,
+        am_share=am_share, node_label=node_label,
     )  # fmt: skip
 
 
@@ -188,17 +188,19 @@ def run_real(
     batch: Workload | None = None,
     properties: Mapping[str, str] | None = None,
     record_to: Path | None = None,
+    node_label: str = "",
 ) -> RealRun:
     """One run of ``batch`` (default: `workload`) on a fresh real cluster. ``a`` None runs
     ``policy`` from the scheduler's default share. ``properties``: more settings of a
     CapacityScheduler's file, in force (refreshed) before the batch is submitted.
     ``record_to``: `amtuner record` runs beside the batch, as an operator would run it, into
-    this trace file; the run ends once it holds every app of the batch."""
+    this trace file; the run ends once it holds every app of the batch. ``node_label``: on the
+    first node, where every AM goes (`ClusterSpec.node_label`)."""
     work.mkdir(parents=True, exist_ok=True)
     batch = batch or workload()
     start_a = DEFAULT_A[kind] if a is None else a
     session = requests.Session()
-    with RealRM(cluster_spec(kind, start_a), work / "rm", build) as rm:
+    with RealRM(cluster_spec(kind, start_a, node_label), work / "rm", build) as rm:
         if properties:
             rm.scheduler_file.write_bytes(
                 with_capacity_properties(rm.scheduler_file.read_bytes(), properties)
@@ -280,18 +282,23 @@ def run_sim(
     heartbeats: Heartbeats,
     batch: Workload | None = None,
     properties: Mapping[str, str] | None = None,
+    node_label: str = "",
 ) -> Figures:
     """``batch`` (default: `workload`) through the simulator on the real cluster's shape (with
-    `run_real`'s ``properties``), over `SUITE_SEEDS` seeds, as bench paper's (`typical`). A
-    seed draws the heartbeats' phases and the tasks' jitter, which move a row's makespan as
-    much as one real run differs from the next (measured: docs/fidelity.md, "Calibration
-    against Hadoop 3.5.0's RM"). One seed is one draw; the mean is what the simulator expects
-    of a real run."""
+    `run_real`'s ``properties`` and ``node_label``), over `SUITE_SEEDS` seeds, as bench
+    paper's (`typical`). A seed draws the heartbeats' phases and the tasks' jitter, which move
+    a row's makespan as much as one real run differs from the next (measured:
+    docs/fidelity.md, "Calibration against Hadoop 3.5.0's RM"). One seed is one draw; the mean
+    is what the simulator expects of a real run."""
+
+    spec = cluster_spec(kind, DEFAULT_A[kind] if a is None else a, node_label)
+    site = spec.scheduler_site() if node_label else None
 
     def one(seed: int) -> SimResult:
         return simulate(
             batch or workload(), kind, a, seed, max_sim_seconds=RUN_TIMEOUT_S, policy=policy,
-            period_s=PERIOD_S, heartbeats=heartbeats, properties=properties,
+            period_s=PERIOD_S, heartbeats=heartbeats, properties=properties, site=site,
+            labelled=spec.labelled_nodes,
         )  # fmt: skip
 
     runs = [one(seed) for seed in range(SUITE_SEEDS)]

@@ -85,6 +85,7 @@ def simulated(
     sim = build_simulation(
         spec.scheduler, workload, config, nodes=spec.nodes, node_memory_mb=spec.node_memory_mb,
         node_vcores=spec.node_vcores, heartbeats=heartbeats, site=spec.scheduler_site(),
+        labelled=spec.labelled_nodes,
     )  # fmt: skip
     if spec.min_alloc_mb != sim.cluster.min_alloc_mb:
         raise ValueError(

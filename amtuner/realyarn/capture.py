@@ -23,7 +23,7 @@ import requests
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import apps
 from amtuner.realyarn.admission import Holder
-from amtuner.realyarn.cluster import ClusterSpec, RealRM, am_label_site
+from amtuner.realyarn.cluster import ClusterSpec, RealRM
 from amtuner.sim.sched_config import (
     CS_PREFIX,
     default_scheduler_config,
@@ -58,13 +58,12 @@ class Scene:
     """A scene staged first, its apps then killed all at once and the cluster's own file put
     back: what the RM keeps of them."""
     label: str = ""
-    """A node label on the first NodeManager, where every AM goes (`am_label_site`); the
-    leaf may use all of that partition (`label_properties`)."""
+    """A node label on the first NodeManager, where every AM goes (`ClusterSpec.node_label`);
+    the leaf may use all of that partition (`label_properties`)."""
 
     def spec(self) -> ClusterSpec:
         """The cluster the scene is staged on."""
-        site = am_label_site(self.label) if self.label else {}
-        return ClusterSpec(self.kind, am_share=self.am_share, site=site)
+        return ClusterSpec(self.kind, am_share=self.am_share, node_label=self.label)
 
     @property
     def waiting(self) -> int:
@@ -157,8 +156,6 @@ def stage(rm: RealRM, scene: Scene, timeout_s: float = 60.0) -> bytes:
                 time.sleep(0.5)
         rm.write_scheduler_file()
         rm.refresh_queues()
-    if scene.label:
-        rm.label_first_node(scene.label)
     data = scene.scheduler_file(rm.spec.queues)
     rm.scheduler_file.write_bytes(data)
     rm.refresh_queues()

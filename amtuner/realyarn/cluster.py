@@ -26,7 +26,7 @@ import requests
 from amtuner.model import SchedulerKind
 from amtuner.realyarn.build import Build, ensure_built
 from amtuner.realyarn.secure import HOST, Security, hadoop_xml
-from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
+from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, AM_NODE_LABEL, USER_AS_DEFAULT_QUEUE
 from amtuner.sim.sched_config import default_scheduler_config
 
 LAUNCHER = "io.amtuner.realyarn.Launcher"
@@ -52,13 +52,6 @@ JVM_OPTIONS = (
 
 NODE_LABELS = "yarn.node-labels.enabled"
 NODE_LABELS_STORE = "yarn.node-labels.fs-store.root-dir"
-AM_NODE_LABEL = "yarn.resourcemanager.node-labels.am.default-node-label-expression"
-"""The partition every AM goes to, whatever its queue (``RMAppManager``; EMR sets it)."""
-
-
-def am_label_site(label: str) -> dict[str, str]:
-    """yarn-site.xml properties of a cluster whose AMs all go to the node label ``label``."""
-    return {NODE_LABELS: "true", AM_NODE_LABEL: label}
 
 
 CS_CLASS = "org.apache.hadoop.yarn.server.resourcemanager.scheduler.capacity.CapacityScheduler"
@@ -88,6 +81,14 @@ class ClusterSpec:
     """More yarn-site.xml properties (they win over the ones derived from the fields above)."""
     security: Security | None = None
     """Kerberos (and HTTPS) instead of simple authentication (`amtuner.realyarn.secure`)."""
+    node_label: str = ""
+    """An exclusive node label on the first NodeManager (`RealRM.label_first_node`), where
+    every AM goes (the RM's ``am.default-node-label-expression``), as on EMR."""
+
+    @property
+    def labelled_nodes(self) -> tuple[tuple[str, int], ...]:
+        """The simulator's ``labelled``: each label and how many nodes (the first) carry it."""
+        return ((self.node_label, 1),) if self.node_label else ()
 
     def yarn_site(self, work: Path, scheduler_file: Path) -> dict[str, str]:
         props = {
@@ -122,7 +123,8 @@ class ClusterSpec:
             props["yarn.scheduler.configuration.store.class"] = "memory"
         if self.security is not None:
             props |= self.security.yarn_site(work)
-        if self.site.get(NODE_LABELS) == "true":
+        if self.node_label:
+            props[NODE_LABELS] = "true"
             # Hadoop's default store is under /tmp, shared by every cluster of the machine.
             props[NODE_LABELS_STORE] = (work / "node-labels").as_uri()
         return props | self.scheduler_site()
@@ -134,6 +136,8 @@ class ClusterSpec:
         props: dict[str, str] = {}
         if self.scheduler is SchedulerKind.FAIR:
             props = {USER_AS_DEFAULT_QUEUE: "false", ALLOW_UNDECLARED_POOLS: "false"}
+        if self.node_label:
+            props[AM_NODE_LABEL] = self.node_label
         return props | self.site
 
 
@@ -270,6 +274,8 @@ class RealRM:
         if security is not None:
             security.write_krb5_conf(self.work, int(self.ready["kdc_port"]))
         self._write_yarn_shim()
+        if self.spec.node_label:
+            self.label_first_node(self.spec.node_label)
         return self
 
     def _write_yarn_shim(self) -> None:

@@ -9,8 +9,17 @@ keeps the running counters and applies them. The configuration is read by
 ``max-parallel-apps`` (3.4+) holds apps non-runnable as ``CSMaxRunningAppsEnforcer`` does
 (`amtuner.sim.csqueue`, with the queue's counters).
 
-Not modelled: node labels, absolute-resource capacities, preemption, user weights, per-user max
-applications.
+Node-label partitions, for the shape of EMR-style clusters (every AM on one exclusive label, the
+RM's ``yarn.resourcemanager.node-labels.am.default-node-label-expression``): a leaf's AMs go to
+that label, else to its ``default-node-label-expression``, and its other containers to the
+latter; a request is placed only on its partition's nodes. The queue's AM limit there is
+``AbstractLeafQueue.calculateAndGetAMResourceLimitPerPartition``'s: its capacity in the
+partition times its AM percent there, normalised up, with no borrowing (the default partition
+counts the queue's current limit too); the user AM limit there scales the same capacity. The
+default partition's limits are computed from its own nodes' memory, not the cluster's.
+
+Not modelled: absolute-resource capacities, preemption, user weights, per-user max applications;
+a leaf using two labelled partitions, and the user limit in a labelled one.
 """
 
 from __future__ import annotations
@@ -137,8 +146,10 @@ def activations(
 class CapacityScheduler(Scheduler):
     kind = SchedulerKind.CAPACITY
 
-    def __init__(self, data: bytes, cluster: Cluster) -> None:
+    def __init__(self, data: bytes, cluster: Cluster, am_label: str = "") -> None:
         self.cluster = cluster
+        self.am_label = am_label
+        """The RM's ``am.default-node-label-expression``: where every AM goes ("" none)."""
         self.conf = parse_capacity_config(data)
         self.data = data
         self.queues: dict[str, CSQueue] = {}
@@ -172,11 +183,14 @@ class CapacityScheduler(Scheduler):
                 queues[qc.path] = reused
             else:
                 queues[qc.path] = CSQueue(qc, parent)
-        total, min_alloc = self.cluster.total_mb, self.cluster.min_alloc_mb
+        cluster = self.cluster
+        total, min_alloc = cluster.part_mb[0], cluster.min_alloc_mb
         for q in queues.values():
             q.children = [queues[c] for c in q.conf.children]
             q.guarantee_mb = multiply_and_normalize_up(total, q.conf.absolute_capacity, min_alloc)
             q.max_mb = int(q.conf.absolute_max_capacity * total)
+            if q.is_leaf:
+                self._place(q)
             q.user_limit = (-1, 0, 0)
             if not q.is_leaf:
                 q.used_mb = q.used_vcores = q.allocated_containers = q.runnable = 0
@@ -194,6 +208,32 @@ class CapacityScheduler(Scheduler):
         self._lone_leaf = self.leaves[0] if len(self.leaves) == 1 else None
         """The leaf of a tree that is one chain of queues (most clusters: root.default): it is
         the only pick, and its limit is its maximum capacity as the others' usage is its own."""
+
+    def _place(self, leaf: CSQueue) -> None:
+        """The partitions of a leaf's AMs and other containers, and its capacities in the
+        labelled one."""
+        task_label = leaf.conf.default_label
+        am_label = self.am_label or task_label
+        if task_label and am_label != task_label:
+            raise SchedulerConfigError(
+                f"{leaf.conf.path}: AMs in partition {am_label} and tasks in {task_label}: "
+                "a leaf using two labelled partitions is not simulated"
+            )
+        labels = self.cluster.labels
+        for label in {am_label, task_label} - {""}:
+            if label not in labels:
+                raise SchedulerConfigError(
+                    f"{leaf.conf.path}: partition {label} has no node in the simulated cluster"
+                )
+        leaf.am_part = labels.index(am_label)
+        leaf.task_part = labels.index(task_label)
+        part = leaf.am_part or leaf.task_part
+        if part:
+            size = self.cluster.part_mb[part]
+            cap, max_cap, _ = leaf.conf.in_partition(labels[part])
+            min_alloc = self.cluster.min_alloc_mb
+            leaf.label_guarantee_mb = multiply_and_normalize_up(size, cap, min_alloc)
+            leaf.label_max_mb = int(max_cap * size)
 
     def reload(self, data: bytes) -> None:
         conf = parse_capacity_config(data)
@@ -214,7 +254,7 @@ class CapacityScheduler(Scheduler):
         what its siblings use, capped by its maximum capacity."""
         parent = queue.parent
         if parent is None:
-            return self.cluster.total_mb
+            return self.cluster.part_mb[0]
         return child_limit_mb(
             self.current_limit_mb(parent),
             parent.used_mb,
@@ -245,9 +285,11 @@ class CapacityScheduler(Scheduler):
         return limit
 
     def user_am_limit_mb(self, leaf: CSQueue, queue_am_limit: int) -> int:
+        """``getUserAMResourceLimitPerPartition`` in the partition of the leaf's AMs."""
+        labelled = leaf.am_part > 0
         return user_am_limit_mb(
-            leaf.guarantee_mb,
-            leaf.conf.am_percent,
+            leaf.label_guarantee_mb if labelled else leaf.guarantee_mb,
+            self._am_percent(leaf),
             queue_am_limit,
             self.cluster.min_alloc_mb,
             user_limit_percent=leaf.conf.user_limit_percent,
@@ -255,7 +297,18 @@ class CapacityScheduler(Scheduler):
             active_users=len(leaf.user_am_used) or 1,
         )
 
+    def _am_percent(self, leaf: CSQueue) -> float:
+        return leaf.conf.in_partition(self.cluster.labels[leaf.am_part])[2]
+
     def am_limit_mb(self, queue: CSQueue) -> int:
+        """The queue's AM limit in the partition of its AMs: in a labelled one its capacity
+        there times its AM percent there, normalised up, with nothing borrowed
+        (``calculateAndGetAMResourceLimitPerPartition`` takes the current limit into account
+        for the default partition only)."""
+        if queue.am_part:
+            return multiply_and_normalize_up(
+                queue.label_guarantee_mb, self._am_percent(queue), self.cluster.min_alloc_mb
+            )
         return am_limit_mb(
             queue.guarantee_mb,
             self.current_limit_mb(queue),
@@ -353,11 +406,20 @@ class CapacityScheduler(Scheduler):
             app.in_heap = True
             heapq.heappush(leaf.heap, (app.index, app))
 
-    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
+    def on_allocated(
+        self, app: App, memory_mb: int, vcores: int, is_am: bool, part: int = 0
+    ) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers -= 1
         leaf.pending_mb -= memory_mb
         leaf.pending_vcores -= vcores
+        if part:
+            leaf.label_used_mb += memory_mb
+            up: CSQueue | None = leaf
+            while up is not None:
+                up.allocated_containers += 1
+                up = up.parent
+            return
         user = app.user
         leaf.user_used[user] = leaf.user_used.get(user, 0) + memory_mb
         q: CSQueue | None = leaf
@@ -367,8 +429,15 @@ class CapacityScheduler(Scheduler):
             q.allocated_containers += 1
             q = q.parent
 
-    def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
+    def on_released(self, app: App, memory_mb: int, vcores: int, part: int = 0) -> None:
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
+        if part:
+            leaf.label_used_mb -= memory_mb
+            up: CSQueue | None = leaf
+            while up is not None:
+                up.allocated_containers -= 1
+                up = up.parent
+            return
         leaf.user_used[app.user] -= memory_mb
         q: CSQueue | None = leaf
         while q is not None:
@@ -417,7 +486,7 @@ class CapacityScheduler(Scheduler):
             0,
         )
         mb = mb // cluster.min_alloc_mb * cluster.min_alloc_mb
-        free_mb = cluster.total_mb - cluster.used_mb
+        free_mb = cluster.part_mb[0] - cluster.part_used_mb[0]
         if free_mb <= mb:
             return free_mb, cluster.total_vcores - cluster.used_vcores
         return mb, 1 if mb > 0 else 0
@@ -440,7 +509,7 @@ class CapacityScheduler(Scheduler):
             return queue if queue.heap and not (blocked and id(queue) in blocked) else None
         children = queue.children
         if len(children) > 1:  # one child needs no order (most clusters: root.default alone)
-            total = self.cluster.total_mb
+            total = self.cluster.part_mb[0]
 
             def used_capacity(child: CSQueue) -> float:
                 guarantee = child.conf.absolute_capacity * total
@@ -462,27 +531,33 @@ class CapacityScheduler(Scheduler):
         lone_limit = self.current_limit_mb(lone) if lone is not None else 0
         blocked: set[int] = set()
         skipped: list[tuple[CSQueue, tuple[int, App]]] = []
-        while cluster.fits_somewhere(min_alloc):
+        labelled = len(cluster.labels) > 1
+        while cluster.fits_somewhere(min_alloc) or (labelled and self._label_room(min_alloc)):
             leaf = self._pick_leaf(blocked)
             if leaf is None:
                 break
             app = leaf.heap[0][1]
             if app.am_node is None:
-                mem, off_switch = app.am_memory_mb, True
+                mem, off_switch, part = app.am_memory_mb, True, leaf.am_part
             elif app.pending:
                 unit = app.pending[0]
                 mem, off_switch = unit.memory_mb, maps_off_switch or not unit.is_map
+                part = leaf.task_part
             else:
                 heapq.heappop(leaf.heap)
                 app.in_heap = False
                 continue
-            if leaf.used_mb + mem > (lone_limit if lone else self.current_limit_mb(leaf)):
+            if part:
+                if leaf.label_used_mb + mem > leaf.label_max_mb:
+                    skipped.append((leaf, heapq.heappop(leaf.heap)))
+                    continue
+            elif leaf.used_mb + mem > (lone_limit if lone else self.current_limit_mb(leaf)):
                 blocked.add(id(leaf))
                 continue
-            if leaf.user_used.get(app.user, 0) + mem > self.user_limit_mb(leaf):
+            elif leaf.user_used.get(app.user, 0) + mem > self.user_limit_mb(leaf):
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue
-            node = cluster.find(mem, off_switch=off_switch)
+            node = cluster.find(mem, off_switch=off_switch, part=part)
             if node is None:
                 skipped.append((leaf, heapq.heappop(leaf.heap)))
                 continue
@@ -490,10 +565,14 @@ class CapacityScheduler(Scheduler):
         for leaf, entry in skipped:
             heapq.heappush(leaf.heap, entry)
 
+    def _label_room(self, min_alloc: int) -> bool:
+        cluster = self.cluster
+        return any(cluster.fits_in(min_alloc, part) for part in range(1, len(cluster.labels)))
+
     # view
 
     def queue_views(self) -> tuple[QueueView, ...]:
-        total = self.cluster.total_mb
+        total = self.cluster.part_mb[0]
         views = []
         for q in self.queues.values():
             c = q.conf

@@ -22,7 +22,7 @@ change supersedes moves in the queue (`Engine.schedule`), so none fires for noth
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from amtuner.sim.engine import Engine, Event
@@ -118,6 +118,7 @@ class Node:
         "memory_mb",
         "name",
         "next_t",
+        "part",
         "rate",
         "reserved",
         "tasks",
@@ -160,6 +161,8 @@ class Node:
         """Running tasks, a heap by (finish work, seq)."""
         self.reserved: Any = None
         """What the node is reserved for (`Cluster.reserve`), None when it is not."""
+        self.part = 0
+        """Its node-label partition: 0 the default one, else `Cluster.labels`' index."""
 
 
 class _Settle(Event):
@@ -258,6 +261,7 @@ class Cluster:
         per_node: int = 0,
         offswitch_per_node: int = 0,
         maps_off_switch: bool = False,
+        labelled: Sequence[tuple[str, int]] = (),
     ) -> None:
         if nodes < 1 or memory_mb < min_alloc_mb or vcores < 1:
             raise ValueError(
@@ -279,12 +283,32 @@ class Cluster:
         """Told (node, payload) as each task ends: the job model, or ``on_task_done``."""
         self._seq = 0
         units = memory_mb // min_alloc_mb
+        self.labels: list[str] = [""]
+        """The node-label partitions, the default one ("") first: a request for one is placed
+        only on its nodes, as with Hadoop's exclusive labels (`labelled`: each label and how
+        many nodes carry it, the first ones)."""
+        first = 0
+        for label, count in labelled:
+            if count < 1 or first + count > nodes or not label or label in self.labels:
+                raise ValueError(f"cannot label {count} more of {nodes} nodes {label!r}")
+            self.labels.append(label)
+            for node in self.nodes[first : first + count]:
+                node.part = len(self.labels) - 1
+            first += count
+        self.part_mb = [0] * len(self.labels)
+        """Each partition's memory (``RMNodeLabelsManager.getResourceByLabel``)."""
+        self.part_used_mb = [0] * len(self.labels)
         self._buckets = [_Bucket() for _ in range(units + 1)]
+        self._label_buckets = [[_Bucket() for _ in range(units + 1)] for _ in labelled]
+        """A labelled partition's buckets (`labels`' index less one): its nodes are in none of
+        the default partition's, which the requests of most clusters search alone."""
         for node in self.nodes:
             node.due = _NodeDue(self, node)
             node.bucket = units
-            self._buckets[units].append(node)
-        self._top = units
+            self.part_mb[node.part] += memory_mb
+            self._buckets_of(node.part)[units].append(node)
+        self._top = units if self.part_mb[0] else 0
+        self._label_tops = [units] * len(labelled)
         self.per_node = per_node
         """Containers a node takes per heartbeat (0: no cap)."""
         self.offswitch_per_node = offswitch_per_node
@@ -302,16 +326,28 @@ class Cluster:
     def free_mb(self) -> int:
         return self.total_mb - self.used_mb
 
+    def _buckets_of(self, part: int) -> list[_Bucket]:
+        return self._buckets if part == 0 else self._label_buckets[part - 1]
+
     def fits_somewhere(self, memory_mb: int) -> bool:
+        """Whether a request of the default partition fits on one of its nodes."""
         return self._top * self.min_alloc_mb >= memory_mb
 
-    def find(self, memory_mb: int, vcores: int = 0, *, off_switch: bool = False) -> Node | None:
+    def fits_in(self, memory_mb: int, part: int) -> bool:
+        top = self._top if part == 0 else self._label_tops[part - 1]
+        return top * self.min_alloc_mb >= memory_mb
+
+    def find(
+        self, memory_mb: int, vcores: int = 0, *, off_switch: bool = False, part: int = 0
+    ) -> Node | None:
         """The node with the most free memory, if the (normalised) request fits there; with
         ``vcores``, the one with the most free memory among those that also have the vcores
         free. A FairScheduler checks both (``fitsIn``); a CapacityScheduler with the default
         resource calculator passes none: it places by memory alone and lets vcores run over.
         An ``off_switch`` request skips nodes that have had their off-switch share this
-        heartbeat."""
+        heartbeat. Only the nodes of partition ``part`` are searched."""
+        if part:
+            return self._find_labelled(memory_mb, vcores, off_switch, part)
         top = self._top
         if top * self.min_alloc_mb < memory_mb:
             return None
@@ -324,6 +360,19 @@ class Cluster:
         fewest_units = -(-memory_mb // self.min_alloc_mb)
         for units in range(top, fewest_units - 1, -1):
             node: Node | None = self._buckets[units].first
+            while node is not None:
+                if self._takes(node, vcores, off_switch):
+                    return node
+                node = node.bucket_next
+        return None
+
+    def _find_labelled(
+        self, memory_mb: int, vcores: int, off_switch: bool, part: int
+    ) -> Node | None:
+        buckets, top = self._label_buckets[part - 1], self._label_tops[part - 1]
+        fewest_units = max(1, -(-memory_mb // self.min_alloc_mb))
+        for units in range(top, fewest_units - 1, -1):
+            node: Node | None = buckets[units].first
             while node is not None:
                 if self._takes(node, vcores, off_switch):
                     return node
@@ -358,10 +407,10 @@ class Cluster:
     def reserve(self, node: Node, holder: Any) -> None:
         """Hold ``node`` for ``holder``: no container goes there but the one it was reserved
         for (`unreserve` first), however much it frees."""
-        self._buckets[node.bucket].remove(node)
+        self._buckets_of(node.part)[node.bucket].remove(node)
         node.bucket = _RESERVED
         node.reserved = holder
-        self._lower_top()
+        self._lower_top(node.part)
 
     def unreserve(self, node: Node) -> None:
         node.reserved = None
@@ -380,6 +429,7 @@ class Cluster:
         self.used_mb += memory_mb
         self.used_vcores += vcores
         self.containers += 1
+        self.part_used_mb[node.part] += memory_mb
         self._rebucket(node)
         if self._capped_rounds:
             self._count_in_round(node, off_switch)
@@ -396,10 +446,10 @@ class Cluster:
             self._park(node)
 
     def _park(self, node: Node) -> None:
-        self._buckets[node.bucket].remove(node)
+        self._buckets_of(node.part)[node.bucket].remove(node)
         node.bucket = _PARKED
         self._parked.append(node)
-        self._lower_top()
+        self._lower_top(node.part)
 
     def release(self, node: Node, memory_mb: int, vcores: int) -> None:
         now = self.engine.now
@@ -411,6 +461,7 @@ class Cluster:
         self.used_mb -= memory_mb
         self.used_vcores -= vcores
         self.containers -= 1
+        self.part_used_mb[node.part] -= memory_mb
         self._rebucket(node)
 
     def account_until_now(self) -> None:
@@ -442,6 +493,10 @@ class Cluster:
         old = node.bucket
         if units == old or old <= _PARKED:  # parked or reserved: out of the buckets
             return
+        part = node.part
+        if part:
+            self._rebucket_labelled(node, units, old, part)
+            return
         buckets = self._buckets
         if old >= 0:
             buckets[old].remove(node)
@@ -451,13 +506,28 @@ class Cluster:
         if units > top:
             self._top = units
         elif buckets[top].first is None:
-            self._lower_top()
+            self._lower_top(0)
 
-    def _lower_top(self) -> None:
-        buckets, top = self._buckets, self._top
+    def _rebucket_labelled(self, node: Node, units: int, old: int, part: int) -> None:
+        buckets = self._label_buckets[part - 1]
+        if old >= 0:
+            buckets[old].remove(node)
+        buckets[units].append(node)
+        node.bucket = units
+        if units > self._label_tops[part - 1]:
+            self._label_tops[part - 1] = units
+        else:
+            self._lower_top(part)
+
+    def _lower_top(self, part: int = 0) -> None:
+        buckets = self._buckets_of(part)
+        top = self._top if part == 0 else self._label_tops[part - 1]
         while top > 0 and buckets[top].first is None:
             top -= 1
-        self._top = top
+        if part == 0:
+            self._top = top
+        else:
+            self._label_tops[part - 1] = top
 
     def settle(self) -> None:
         """Each node whose tasks changed this instant: its new rate, and an event at its next

@@ -28,6 +28,7 @@ class CSQueue:
     __slots__ = (
         "active",
         "allocated_containers",
+        "am_part",
         "am_used_mb",
         "am_used_vcores",
         "apps",
@@ -36,6 +37,9 @@ class CSQueue:
         "guarantee_mb",
         "heap",
         "is_leaf",
+        "label_guarantee_mb",
+        "label_max_mb",
+        "label_used_mb",
         "max_mb",
         "min_pending_am",
         "nonrunnable",
@@ -45,6 +49,7 @@ class CSQueue:
         "pending_mb",
         "pending_vcores",
         "runnable",
+        "task_part",
         "used_mb",
         "used_vcores",
         "user_active",
@@ -63,6 +68,15 @@ class CSQueue:
         """Its absolute capacity of the cluster, normalised up; set with the configuration."""
         self.max_mb = 0
         """Its absolute maximum capacity of the cluster."""
+        self.am_part = 0
+        """The node-label partition its AMs go to (`Cluster.labels`' index; 0 the default)."""
+        self.task_part = 0
+        """The partition its other containers go to (its ``default-node-label-expression``)."""
+        self.label_guarantee_mb = 0
+        self.label_max_mb = 0
+        self.label_used_mb = 0
+        """Its capacity, maximum capacity and use in the labelled partition it uses (the
+        default partition's are `guarantee_mb`, `max_mb` and `used_mb`)."""
         self.used_mb = 0
         self.used_vcores = 0
         self.allocated_containers = 0

@@ -310,7 +310,9 @@ class FairScheduler(Scheduler):
         if not app.in_heap:
             self._push(leaf, app)
 
-    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
+    def on_allocated(
+        self, app: App, memory_mb: int, vcores: int, is_am: bool, part: int = 0
+    ) -> None:
         leaf: FSQueue = app.leaf  # type: ignore[assignment]
         leaf.pending_containers -= 1
         leaf.pending_mb -= memory_mb
@@ -326,7 +328,7 @@ class FairScheduler(Scheduler):
             q.allocated_containers += 1
             q = q.parent
 
-    def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
+    def on_released(self, app: App, memory_mb: int, vcores: int, part: int = 0) -> None:
         leaf: FSQueue = app.leaf  # type: ignore[assignment]
         q: FSQueue | None = leaf
         while q is not None:

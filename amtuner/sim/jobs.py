@@ -56,10 +56,13 @@ class Scheduler:
         in all."""
         raise NotImplementedError
 
-    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool) -> None:
+    def on_allocated(
+        self, app: App, memory_mb: int, vcores: int, is_am: bool, part: int = 0
+    ) -> None:
+        """A container of ``app`` placed, in node-label partition ``part`` (`Node.part`)."""
         raise NotImplementedError
 
-    def on_released(self, app: App, memory_mb: int, vcores: int) -> None:
+    def on_released(self, app: App, memory_mb: int, vcores: int, part: int = 0) -> None:
         raise NotImplementedError
 
     def app_finished(self, app: App) -> None:
@@ -284,7 +287,7 @@ class Runtime(TaskSink):
         app.hold(self.engine.now, mem, vc)
         app.running_containers += 1
         self.cluster.allocate(node, mem, vc, off_switch=off_switch)
-        self.scheduler.on_allocated(app, mem, vc, is_am)
+        self.scheduler.on_allocated(app, mem, vc, is_am, node.part)
 
     def _next_task(self, app: App, node: Node) -> tuple[int, int, bool]:
         """Its next asked task on ``node``: started, or held if it is a reduce whose maps are
@@ -499,7 +502,7 @@ class Runtime(TaskSink):
         app.hold(self.engine.now, -mem, -vc)
         app.running_containers -= 1
         self.cluster.release(node, mem, vc)
-        self.scheduler.on_released(app, mem, vc)
+        self.scheduler.on_released(app, mem, vc, node.part)
         self.mark_dirty()
 
     def _finish(self, arg: tuple[App, AppState]) -> None:

@@ -28,6 +28,9 @@ from amtuner.sim.sched_config import SchedulerConfigError
 
 USER_AS_DEFAULT_QUEUE = "yarn.scheduler.fair.user-as-default-queue"
 ALLOW_UNDECLARED_POOLS = "yarn.scheduler.fair.allow-undeclared-pools"
+AM_NODE_LABEL = "yarn.resourcemanager.node-labels.am.default-node-label-expression"
+"""The node label every AM goes to whatever its queue (``RMAppManager``; EMR sets it): read by
+the CapacityScheduler's simulation (`amtuner.sim.capacity`)."""
 UNSPECIFIED = "default"
 """The queue an app asks for when it names none (``YarnConfiguration.DEFAULT_QUEUE_NAME``)."""
 

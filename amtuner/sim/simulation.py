@@ -10,7 +10,7 @@ from __future__ import annotations
 import gc
 import math
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 
 from amtuner.model import SchedulerKind
@@ -20,6 +20,7 @@ from amtuner.sim.cluster import Cluster
 from amtuner.sim.engine import Engine, make_rng
 from amtuner.sim.fair import FairScheduler
 from amtuner.sim.jobs import Runtime
+from amtuner.sim.placement import AM_NODE_LABEL
 from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, Heartbeats, Workload
 from amtuner.sim.view import AppView, ClusterView, Res
@@ -119,6 +120,7 @@ class Simulation:
         heartbeats: Heartbeats = HADOOP_3,
         hadoop: str = "3",
         site: Mapping[str, str] | None = None,
+        labelled: Sequence[tuple[str, int]] = (),
     ) -> None:
         self.scheduler_kind = scheduler
         self.heartbeats = heartbeats
@@ -140,10 +142,12 @@ class Simulation:
                 heartbeats.offswitch_per_node if not fair and passes_on_beats else 0
             ),
             maps_off_switch=heartbeats.maps_off_switch,
+            labelled=labelled,
         )
         self.scheduler: CapacityScheduler | FairScheduler
         if scheduler is SchedulerKind.CAPACITY:
-            self.scheduler = CapacityScheduler(config, self.cluster)
+            am_label = (site or {}).get(AM_NODE_LABEL, "").strip()
+            self.scheduler = CapacityScheduler(config, self.cluster, am_label)
         else:
             self.scheduler = FairScheduler(
                 config, self.cluster, hadoop=hadoop, site=site, reserve=heartbeats.fs_reserve
@@ -357,11 +361,13 @@ def build_simulation(
     heartbeats: Heartbeats = HADOOP_3,
     hadoop: str = "3",
     site: Mapping[str, str] | None = None,
+    labelled: Sequence[tuple[str, int]] = (),
 ) -> Simulation:
     """A simulation at t = 0 with every job's submission scheduled; raises SchedulerConfigError
     for an unusable scheduler file and ValueError for an impossible cluster. ``site``: the RM's
-    yarn-site.xml properties the simulator reads (a FairScheduler's placement defaults,
-    `amtuner.sim.placement`); Hadoop's defaults where absent."""
+    yarn-site.xml properties the simulator reads (a FairScheduler's placement defaults and the
+    AM's node label, `amtuner.sim.placement`); Hadoop's defaults where absent. ``labelled``:
+    exclusive node labels and how many nodes carry each (the first ones)."""
     kind = SchedulerKind(scheduler)
     if scheduler_config is None:
         scheduler_config = default_scheduler_config(
@@ -378,4 +384,5 @@ def build_simulation(
         heartbeats=heartbeats,
         hadoop=hadoop,
         site=site,
+        labelled=labelled,
     )

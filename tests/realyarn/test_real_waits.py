@@ -15,7 +15,7 @@ from amtuner.model import SchedulerKind
 from amtuner.realyarn import RealRM
 from amtuner.realyarn.admission import simulated
 from amtuner.realyarn.build import Build
-from amtuner.realyarn.capture import SCENES, stage
+from amtuner.realyarn.capture import SCENES, label_properties, stage
 from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.sched_config import CS_PREFIX
 from tests.e2e.conftest import amtuner
@@ -103,6 +103,8 @@ def test_once_names_the_partition_am_limit_and_tunes_it_as_a_partition_target(
     own key, and the RM, reloaded, lets a waiting app start."""
     rm, scene = labels_rm, SCENES["capacity-partition-am-limit"]
     data = stage(rm, scene)
+    sim = simulated(rm.spec, scene.am_share, scene.batch, 1024, scheduler_file=data)
+    assert (sim.admitted, sim.submitted) == (scene.running, len(scene.batch))
     run = amtuner("once", "--config", str(once_config(tmp_path, rm)))
     assert run.returncode == 0, run.stdout + run.stderr
     key = "yarn.scheduler.capacity.root.default.accessible-node-labels.core."
@@ -133,9 +135,33 @@ def test_a_partition_limit_made_of_the_global_value_is_cured_by_it(
     """The same partition with no AM share of its own: the global 0.25 is its value
     (``getMaximumAMResourcePercentPerPartition`` falls back to the queue's, and that to the
     global one), so `amtuner once` on the global value raises it."""
-    stage(labels_rm, SCENES["capacity-partition-inherits"])
+    scene = SCENES["capacity-partition-inherits"]
+    data = stage(labels_rm, scene)
+    sim = simulated(labels_rm.spec, scene.am_share, scene.batch, 1024, scheduler_file=data)
+    assert sim.admitted == scene.running
     run = amtuner("once", "--config", str(once_config(tmp_path, labels_rm)))
     assert run.returncode == 0, run.stdout + run.stderr
     assert "3 partition-am-limit in root.default" in dict(WAITING.findall(run.stdout))["global"]
     ((target, old, new, _),) = DECISION.findall(run.stdout)
     assert target == "global" and float(new) > float(old), run.stdout
+
+
+def test_ams_pinned_to_a_label_run_a_batch_on_the_real_rm_as_in_the_simulator(
+    realyarn_build: Build, tmp_path: Path
+) -> None:
+    """Five small jobs, every AM sent to the label core on the first of four 8 GB nodes, where
+    root.default's AM share is 0.5 (4 GB: two 2 GB AMs), their tasks on the other three: the
+    real RM and the simulator (``calculateAndGetAMResourceLimitPerPartition``, AMs placed on the
+    label's node only) both run two at a time, and finish the batch within 10 % of each
+    other."""
+    key = f"{CS_PREFIX}root.default.accessible-node-labels.core.maximum-am-resource-percent"
+    props = {**label_properties("core"), key: "0.5"}
+    batch = dataclasses.replace(real.workload(), jobs=real.workload().jobs[::3][:5])
+    kind = SchedulerKind.CAPACITY
+    run = real.run_real(kind, 0.5, "paper", tmp_path, realyarn_build, batch, props, "core")
+    sim = real.run_sim(kind, 0.5, "paper", real.HADOOP_HEARTBEATS, batch, props, "core")
+    assert run.figures.ams_at_once == sim.ams_at_once == 2, (run.figures, sim)
+    diff = (sim.makespan_s - run.figures.makespan_s) / run.figures.makespan_s
+    print(f"AMs on a label: real {run.figures} sim {sim} makespan diff {diff:+.1%}")
+    assert abs(diff) <= 0.10, (run.figures, sim)
+    assert not leftover_processes(tmp_path)

@@ -103,8 +103,10 @@ def test_the_simulated_rm_answers_with_the_real_rm_s_fields(
 
 
 CAPACITY = SchedulerKind.CAPACITY
-SIMULATED = [name for name, scene in SCENES.items() if not scene.after]
-"""The scenes the simulator can run: not those of an RM whose counts its kills broke."""
+SIMULATED = [name for name, scene in SCENES.items() if not scene.after and not scene.label]
+"""The scenes the simulator can run: not those of an RM whose counts its kills broke, nor
+those with a labelled node (the simulated RM's answers have no per-partition figures, and
+Hadoop's cluster metrics leave a labelled partition out: docs/fidelity.md)."""
 
 
 @pytest.mark.parametrize("scene", SIMULATED)
