@@ -144,3 +144,25 @@ def test_a_fair_scheduler_cluster_full_is_not_proof_enough_to_hold() -> None:
     capacity = replace(full, scheduler=SchedulerKind.CAPACITY)
     d, _ = guard.apply(decision(0.5, 0.6), ControllerState(a=0.5), after, capacity, GuardSettings())
     assert d.new_a == 0.5
+
+
+def test_a_partitions_own_am_limit_is_raised_only_by_its_own_target() -> None:
+    """A partition that sets its own ``maximum-am-resource-percent`` is reached by neither the
+    leaf's value nor the global one (``getMaximumAMResourcePercentPerPartition``): their raise
+    is held; the ``leaf@label`` target's goes through. A partition without its own share takes
+    the leaf's, so the leaf's raise goes through too."""
+    own = Wait("root.a", WaitCause.PARTITION_AM_LIMIT, 3, partition="core", own_share=True)
+    held = waiting(SchedulerKind.CAPACITY, own)
+    before, after = ControllerState(a=0.3), ControllerState(a=0.4)
+    for target in ("", "root.a"):
+        up = replace(decision(0.3, 0.4), target=target)
+        d, _ = guard.apply(up, before, after, held, GuardSettings())
+        assert d.rule is Rule.HOLD, target
+        assert "partition-am-limit in root.a (cure: yarn.scheduler.capacity.root.a." in d.reason
+    up = replace(decision(0.3, 0.4), target="root.a@core")
+    d, _ = guard.apply(up, before, after, held, GuardSettings())
+    assert d.new_a == 0.4
+    inherited = waiting(SchedulerKind.CAPACITY, replace(own, own_share=False))
+    up = replace(decision(0.3, 0.4), target="root.a")
+    d, _ = guard.apply(up, before, after, inherited, GuardSettings())
+    assert d.new_a == 0.4
