@@ -1,6 +1,6 @@
 """Reads the ResourceManager: REST API first, the web UI's Cluster Metrics table as a fallback."""
 
 from amtuner.monitor.client import RMClient, make_session
-from amtuner.monitor.rest import REASONS, ObservationError
+from amtuner.monitor.fields import REASONS, ObservationError
 
 __all__ = ["REASONS", "ObservationError", "RMClient", "make_session"]

@@ -9,14 +9,11 @@ keeps the running counters and applies them. The configuration is read by
 ``max-parallel-apps`` (3.4+) holds apps non-runnable as ``CSMaxRunningAppsEnforcer`` does
 (`amtuner.sim.csqueue`, with the queue's counters).
 
-Node-label partitions, for the shape of EMR-style clusters (every AM on one exclusive label, the
-RM's ``yarn.resourcemanager.node-labels.am.default-node-label-expression``): a leaf's AMs go to
-that label, else to its ``default-node-label-expression``, and its other containers to the
-latter; a request is placed only on its partition's nodes. The queue's AM limit there is
-``AbstractLeafQueue.calculateAndGetAMResourceLimitPerPartition``'s: its capacity in the
-partition times its AM percent there, normalised up, with no borrowing (the default partition
-counts the queue's current limit too); the user AM limit there scales the same capacity. The
-default partition's limits are computed from its own nodes' memory, not the cluster's.
+Node-label partitions, for EMR-style clusters (every AM on one exclusive label, the RM's
+``am.default-node-label-expression``; else the leaf's ``default-node-label-expression``, where
+its other containers go too: `amtuner.sim.csqueue.place`): a request is placed only on its
+partition's nodes, and the queue's AM limit there is its capacity there times its AM percent
+there, normalised up, nothing borrowed (``calculateAndGetAMResourceLimitPerPartition``).
 
 Not modelled: absolute-resource capacities, preemption, user weights, per-user max applications;
 a leaf using two labelled partitions, and the user limit in a labelled one.
@@ -31,7 +28,7 @@ from collections.abc import Iterable, Mapping
 from amtuner.model import SchedulerKind
 from amtuner.sim.app import App
 from amtuner.sim.cluster import Cluster
-from amtuner.sim.csqueue import CSQueue, RunnableApps, submitted
+from amtuner.sim.csqueue import CSQueue, RunnableApps, place, submitted
 from amtuner.sim.jobs import Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.sched_config import UNLIMITED, SchedulerConfigError
@@ -190,7 +187,7 @@ class CapacityScheduler(Scheduler):
             q.guarantee_mb = multiply_and_normalize_up(total, q.conf.absolute_capacity, min_alloc)
             q.max_mb = int(q.conf.absolute_max_capacity * total)
             if q.is_leaf:
-                self._place(q)
+                place(q, cluster, self.am_label)
             q.user_limit = (-1, 0, 0)
             if not q.is_leaf:
                 q.used_mb = q.used_vcores = q.allocated_containers = q.runnable = 0
@@ -208,32 +205,6 @@ class CapacityScheduler(Scheduler):
         self._lone_leaf = self.leaves[0] if len(self.leaves) == 1 else None
         """The leaf of a tree that is one chain of queues (most clusters: root.default): it is
         the only pick, and its limit is its maximum capacity as the others' usage is its own."""
-
-    def _place(self, leaf: CSQueue) -> None:
-        """The partitions of a leaf's AMs and other containers, and its capacities in the
-        labelled one."""
-        task_label = leaf.conf.default_label
-        am_label = self.am_label or task_label
-        if task_label and am_label != task_label:
-            raise SchedulerConfigError(
-                f"{leaf.conf.path}: AMs in partition {am_label} and tasks in {task_label}: "
-                "a leaf using two labelled partitions is not simulated"
-            )
-        labels = self.cluster.labels
-        for label in {am_label, task_label} - {""}:
-            if label not in labels:
-                raise SchedulerConfigError(
-                    f"{leaf.conf.path}: partition {label} has no node in the simulated cluster"
-                )
-        leaf.am_part = labels.index(am_label)
-        leaf.task_part = labels.index(task_label)
-        part = leaf.am_part or leaf.task_part
-        if part:
-            size = self.cluster.part_mb[part]
-            cap, max_cap, _ = leaf.conf.in_partition(labels[part])
-            min_alloc = self.cluster.min_alloc_mb
-            leaf.label_guarantee_mb = multiply_and_normalize_up(size, cap, min_alloc)
-            leaf.label_max_mb = int(max_cap * size)
 
     def reload(self, data: bytes) -> None:
         conf = parse_capacity_config(data)

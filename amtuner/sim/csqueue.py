@@ -14,6 +14,8 @@ them runnable in submission order while the limits allow (``updateAppsRunnabilit
 from __future__ import annotations
 
 from amtuner.sim.app import App
+from amtuner.sim.cluster import Cluster
+from amtuner.sim.sched_config import SchedulerConfigError
 from amtuner.sim.sched_config.capacity import CSConf, CSQueueConf
 
 
@@ -111,6 +113,36 @@ class CSQueue:
         with those two, and it is asked for every container."""
         self.heap: list[tuple[int, App]] = []
         """Activated apps that want a container, FIFO by submission."""
+
+
+def place(leaf: CSQueue, cluster: Cluster, am_label: str) -> None:
+    """The partitions of a leaf's AMs (``am_label``, the RM's, else its default label) and of
+    its other containers (its default label), and its capacities in the labelled one
+    (`amtuner.sim.capacity`)."""
+    task_label = leaf.conf.default_label
+    am_label = am_label or task_label
+    if task_label and am_label != task_label:
+        raise SchedulerConfigError(
+            f"{leaf.conf.path}: AMs in partition {am_label} and tasks in {task_label}: "
+            "a leaf using two labelled partitions is not simulated"
+        )
+    labels = cluster.labels
+    for label in {am_label, task_label} - {""}:
+        if label not in labels:
+            raise SchedulerConfigError(
+                f"{leaf.conf.path}: partition {label} has no node in the simulated cluster"
+            )
+    leaf.am_part = labels.index(am_label)
+    leaf.task_part = labels.index(task_label)
+    part = leaf.am_part or leaf.task_part
+    if part:
+        size = cluster.part_mb[part]
+        cap, max_cap, _ = leaf.conf.in_partition(labels[part])
+        # multiplyAndNormalizeUp, as the default partition's guarantee
+        leaf.label_guarantee_mb = -(-int(size * cap + 0.5) // cluster.min_alloc_mb) * (
+            cluster.min_alloc_mb
+        )
+        leaf.label_max_mb = int(max_cap * size)
 
 
 class RunnableApps:

@@ -56,13 +56,10 @@ class Scheduler:
         in all."""
         raise NotImplementedError
 
-    def on_allocated(
-        self, app: App, memory_mb: int, vcores: int, is_am: bool, part: int = 0
-    ) -> None:
-        """A container of ``app`` placed, in node-label partition ``part`` (`Node.part`)."""
-        raise NotImplementedError
+    def on_allocated(self, app: App, memory_mb: int, vcores: int, is_am: bool, part: int) -> None:
+        raise NotImplementedError  # ``part``: the node's partition (`Node.part`)
 
-    def on_released(self, app: App, memory_mb: int, vcores: int, part: int = 0) -> None:
+    def on_released(self, app: App, memory_mb: int, vcores: int, part: int) -> None:
         raise NotImplementedError
 
     def app_finished(self, app: App) -> None:
