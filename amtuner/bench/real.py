@@ -194,8 +194,8 @@ def run_real(
     ``policy`` from the scheduler's default share. ``properties``: more settings of a
     CapacityScheduler's file, in force (refreshed) before the batch is submitted.
     ``record_to``: `amtuner record` runs beside the batch, as an operator would run it, into
-    this trace file; the run ends once it holds every app of the batch. ``node_label``: on the
-    first node, where every AM goes (`ClusterSpec.node_label`)."""
+    this trace file; the run ends once it holds every app of the batch. ``node_label``: see
+    `ClusterSpec.node_label`."""
     work.mkdir(parents=True, exist_ok=True)
     batch = batch or workload()
     start_a = DEFAULT_A[kind] if a is None else a

@@ -158,8 +158,12 @@ def test_ams_pinned_to_a_label_run_a_batch_on_the_real_rm_as_in_the_simulator(
     props = {**label_properties("core"), key: "0.5"}
     batch = dataclasses.replace(real.workload(), jobs=real.workload().jobs[::3][:5])
     kind = SchedulerKind.CAPACITY
-    run = real.run_real(kind, 0.5, "paper", tmp_path, realyarn_build, batch, props, "core")
-    sim = real.run_sim(kind, 0.5, "paper", real.HADOOP_HEARTBEATS, batch, props, "core")
+    run = real.run_real(
+        kind, 0.5, "paper", tmp_path, realyarn_build, batch, props, node_label="core"
+    )
+    sim = real.run_sim(
+        kind, 0.5, "paper", real.HADOOP_HEARTBEATS, batch, props, node_label="core"
+    )
     assert run.figures.ams_at_once == sim.ams_at_once == 2, (run.figures, sim)
     diff = (sim.makespan_s - run.figures.makespan_s) / run.figures.makespan_s
     print(f"AMs on a label: real {run.figures} sim {sim} makespan diff {diff:+.1%}")
