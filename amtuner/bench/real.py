@@ -190,12 +190,11 @@ def run_real(
     record_to: Path | None = None,
     node_label: str = "",
 ) -> RealRun:
-    """One run of ``batch`` (default: `workload`) on a fresh real cluster. ``a`` None runs
-    ``policy`` from the scheduler's default share. ``properties``: more settings of a
-    CapacityScheduler's file, in force (refreshed) before the batch is submitted.
-    ``record_to``: `amtuner record` runs beside the batch, as an operator would run it, into
-    this trace file; the run ends once it holds every app of the batch. ``node_label``: see
-    `ClusterSpec.node_label`."""
+    """One run of ``batch`` (default: `workload`) on a fresh real cluster, its first node
+    labelled ``node_label`` (`ClusterSpec.node_label`). ``a`` None runs ``policy`` from the
+    scheduler's default share. ``properties``: more of a CapacityScheduler's file, refreshed
+    before the batch goes in. ``record_to``: `amtuner record` runs beside the batch, as an
+    operator would run it, into this trace file; the run ends once it holds every app."""
     work.mkdir(parents=True, exist_ok=True)
     batch = batch or workload()
     start_a = DEFAULT_A[kind] if a is None else a
