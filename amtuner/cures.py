@@ -3,6 +3,7 @@ file (the keys' home is the executor, which writes them), and what the file sets
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,6 +19,7 @@ from amtuner.executor.xmledit import (
     capacity_key,
 )
 from amtuner.model import (
+    A_DECIMALS,
     GLOBAL_TARGET,
     PARTITION_MARK,
     USERS_LIMIT,
@@ -168,3 +170,35 @@ def a_cures_none(obs: Observation, target: str) -> bool:
         return False
     fair = obs.scheduler is SchedulerKind.FAIR
     return not (fair and any(w.cause is WaitCause.CLUSTER_FULL for w in waits))
+
+
+def a_admitting_curable(obs: Observation, target: str, a: float) -> float | None:
+    """Where the target's waiting apps are held partly by the queue AM limit and partly by
+    limits A is not part of (running apps, a user's limit), the A that admits the first and no
+    more: a higher A admits AMs only while the queue limit binds, and once it stops binding
+    the other limits hold the rest whatever A, so the excess buys nothing and would admit AMs
+    beyond them the day those limits are raised. A leaf's AM limit is A times what the leaf
+    may use now (``maxAMShare`` x its fair share, ``maximum-am-resource-percent`` x its
+    capacity: `QueueStats.memory_share_mb`, else the limit over A, which the RM rounds up to
+    an allocation), so k more AMs of the leaf's mean size take (AM used + k x mean AM) over
+    it; the largest over the held leaves, rounded up. None where no such mix holds the target,
+    a held leaf's figures are missing, or a user's AM limit holds some (the RM lists its room,
+    not the limit it is a share of)."""
+    waits = obs.waits_for(target)
+    causes = {w.cause for w in waits}
+    if WaitCause.QUEUE_AM_LIMIT not in causes or WaitCause.USER_AM_LIMIT in causes:
+        return None
+    if not causes & {WaitCause.MAX_APPS, WaitCause.USER_LIMIT}:
+        return None  # a full cluster's waits end as containers free: no limit holds them
+    needed = 0.0
+    for w in waits:
+        if w.cause is not WaitCause.QUEUE_AM_LIMIT:
+            continue
+        q = obs.queue(w.queue)
+        if q is None or not (q.running_apps and q.am_memory_used_mb and q.am_memory_limit_mb):
+            return None
+        mean = q.am_memory_used_mb / q.running_apps
+        base = q.memory_share_mb or q.am_memory_limit_mb / a
+        needed = max(needed, (q.am_memory_used_mb + w.apps * mean) / base)
+    scale = 10**A_DECIMALS
+    return math.ceil(round(needed * scale, 6)) / scale

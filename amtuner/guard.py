@@ -4,8 +4,9 @@ The controller is the paper's algorithm and nothing else; what an operator adds 
 automatic change lives here, as pure functions of values: a largest step per cycle, a hold-off
 after a change (the RM needs time to reload and the cluster to react before the next
 observation means anything), a floor under A where a FairScheduler would admit no AM at all,
-no raise while every waiting app is held by a limit A is not part of (`amtuner.cures`), and a
-pause switch.
+no raise while every waiting app is held by a limit A is not part of (`amtuner.cures`) and none
+past what admits the apps the AM limit holds where such limits hold the rest, and a pause
+switch.
 """
 
 from __future__ import annotations
@@ -79,6 +80,8 @@ def apply(
         records = cures.wait_records(obs, decision.target)
         why = f"A cures none of the waits: {cures.describe(records)}"
         return _held(decision, before, after, why)
+    if decision.new_a > decision.old_a:
+        decision, after = _only_what_a_cures(decision, after, obs)
     delta = decision.new_a - decision.old_a
     limit = settings.max_change_per_cycle
     if abs(delta) <= limit + 1e-12:
@@ -90,6 +93,23 @@ def apply(
         reason=f"{decision.reason}; clipped to guard.max_change_per_cycle {limit:g}",
     )
     return clipped, replace(after, a=new_a)
+
+
+def _only_what_a_cures(
+    decision: Decision, after: ControllerState, obs: Observation
+) -> tuple[Decision, ControllerState]:
+    """A raise goes no further than admits the apps the queue AM limit holds, where other
+    limits hold the rest (`cures.a_admitting_curable`)."""
+    cap = cures.a_admitting_curable(obs, decision.target, decision.old_a)
+    if cap is None or decision.new_a <= cap:
+        return decision, after
+    new_a = max(cap, decision.old_a)
+    curable = sum(w.apps for w in obs.waits_for(decision.target) if w.cause.a_cures)
+    why = (
+        f"{decision.reason}; kept at {new_a:g}, which admits the {curable} apps the AM limit"
+        " holds: other limits hold the rest whatever A"
+    )
+    return replace(decision, new_a=new_a, reason=why), replace(after, a=new_a)
 
 
 def _held(

@@ -134,6 +134,29 @@ def test_one_wait_a_cures_lets_the_raise_through() -> None:
     assert d.new_a == 0.4
 
 
+def test_a_raise_admits_the_apps_the_am_limit_holds_and_no_more_where_others_hold_the_rest(
+) -> None:
+    """Three apps run (6 GB of AMs, the leaf may use 32 GB): one waits on the AM limit and 20
+    on the queue's running-apps limit. Admitting the one takes (6144 + 2048) / 32768 = 0.25;
+    past that the running-apps limit holds the rest whatever A. Without that limit in the mix
+    the raise goes through whole."""
+    leaf = QueueStats(
+        "root.a", pending_apps=1, running_apps=3, memory_used_mb=6144, am_memory_used_mb=6144,
+        am_memory_limit_mb=6144, memory_share_mb=32768,
+    )  # fmt: skip
+    mixed = replace(
+        OBS, scheduler=SchedulerKind.CAPACITY, queues=(leaf,),
+        waits=(Wait("root.a", WaitCause.QUEUE_AM_LIMIT, 1), Wait("root.a", WaitCause.MAX_APPS, 20)),
+    )  # fmt: skip
+    before, after = ControllerState(a=0.1875), ControllerState(a=0.525)
+    d, state = guard.apply(decision(0.1875, 0.525), before, after, mixed, GuardSettings())
+    assert (d.new_a, state.a) == (0.25, 0.25)
+    assert "admits the 1 apps the AM limit holds" in d.reason
+    alone = replace(mixed, waits=mixed.waits[:1])
+    d, _ = guard.apply(decision(0.1875, 0.525), before, after, alone, GuardSettings())
+    assert d.new_a == 0.525
+
+
 def test_a_fair_scheduler_cluster_full_is_not_proof_enough_to_hold() -> None:
     """Its ``cluster-full`` is inferred from a mean AM against a limit last computed when the
     scheduler tried an AM: a raise goes through."""

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from amtuner.model import Wait, WaitCause
+from amtuner.bench.common import simulate
+from amtuner.model import SchedulerKind, Wait, WaitCause
 from amtuner.monitor.rest import build_observation
 from amtuner.sim import rmapi
 from amtuner.sim.sched_config import CS_PREFIX, SchedulerConfigError, with_capacity_properties
@@ -143,3 +144,19 @@ def test_a_limit_that_is_not_a_whole_number_is_refused(value: str) -> None:
     bad = with_capacity_properties(config, {f"{CS_PREFIX}root.default.max-parallel-apps": value})
     with pytest.raises(SchedulerConfigError, match="max-parallel-apps"):
         parse_capacity_config(bad)
+
+
+def test_the_default_policy_raises_a_only_as_far_as_the_am_limit_holds_apps() -> None:
+    """The paper's batch of 30 under a cluster-wide ``max-parallel-apps`` of 3: at A 0.1 two
+    AMs fit and the third runnable app waits on the AM limit, the other 27 on max-parallel-apps.
+    `adaptive` wants its first look (0.525, half of it committed); the guard lets A admit the
+    one app and no more, (2 x 2048 + 2048) / 32768, and holds it there for the whole batch:
+    the running-apps limit holds the rest whatever A. Mean JCT is what the larger A gave."""
+    props = {f"{CS_PREFIX}max-parallel-apps": "3"}
+    result = simulate(
+        "paper:grep", SchedulerKind.CAPACITY, None, 0, max_sim_seconds=20_000, policy="adaptive",
+        properties=props,
+    )  # fmt: skip
+    assert result.finished
+    assert [a for _, a in result.a_trace] == [0.1, 0.1875]
+    assert result.ams_at_once == 3
