@@ -173,23 +173,26 @@ def a_cures_none(obs: Observation, target: str) -> bool:
 
 
 def a_admitting_curable(obs: Observation, target: str, a: float) -> float | None:
-    """Where the target's waiting apps are held partly by the queue AM limit and partly by
-    limits A is not part of (running apps, a user's limit), the A that admits the first and no
-    more: a higher A admits AMs only while the queue limit binds, and once it stops binding
-    the other limits hold the rest whatever A, so the excess buys nothing and would admit AMs
-    beyond them the day those limits are raised. A leaf's AM limit is A times what the leaf
-    may use now (``maxAMShare`` x its fair share, ``maximum-am-resource-percent`` x its
-    capacity: `QueueStats.memory_share_mb`, else the limit over A, which the RM rounds up to
-    an allocation), so k more AMs of the leaf's mean size take (AM used + k x mean AM) over
-    it; the largest over the held leaves, rounded up. None where no such mix holds the target,
-    a held leaf's figures are missing, or a user's AM limit holds some (the RM lists its room,
-    not the limit it is a share of)."""
+    """Where the target's waiting apps are held partly by the queue AM limit and partly by a
+    running-apps limit (``max-parallel-apps``, ``maxRunningApps``), the A that admits the first
+    and no more: a higher A admits AMs only while the AM limit binds, and once it stops
+    binding the running-apps limit holds the rest whatever A, so the excess buys nothing and
+    would admit AMs beyond it the day it is raised. Not beside a user's limit: the RM's
+    figures give a leaf one room, the least among its waiting users, so other users' apps
+    and the next arrivals may be the AM limit's (measured: docs/waits.md).
+
+    A leaf's AM limit is A times what it may use now (``maxAMShare`` x its fair share,
+    ``maximum-am-resource-percent`` x its capacity: `QueueStats.memory_share_mb`, else the
+    limit over A, which the RM rounds up to an allocation), so k more AMs of the leaf's mean
+    size take (AM used + k x mean AM) over it; the largest over the held leaves, rounded up.
+    None where no such mix holds the target, a held leaf's figures are missing, or a user's
+    AM limit holds some (the RM lists its room, not the limit it is a share of)."""
     waits = obs.waits_for(target)
     causes = {w.cause for w in waits}
-    if WaitCause.QUEUE_AM_LIMIT not in causes or WaitCause.USER_AM_LIMIT in causes:
+    if not {WaitCause.QUEUE_AM_LIMIT, WaitCause.MAX_APPS} <= causes:
         return None
-    if not causes & {WaitCause.MAX_APPS, WaitCause.USER_LIMIT}:
-        return None  # a full cluster's waits end as containers free: no limit holds them
+    if WaitCause.USER_AM_LIMIT in causes:
+        return None
     needed = 0.0
     for w in waits:
         if w.cause is not WaitCause.QUEUE_AM_LIMIT:
