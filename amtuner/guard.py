@@ -16,7 +16,15 @@ from dataclasses import replace
 
 from amtuner import cures
 from amtuner.config import GuardSettings
-from amtuner.model import ControllerState, Decision, Observation, Rule, SchedulerKind, round_a
+from amtuner.model import (
+    ControllerState,
+    Decision,
+    Observation,
+    Rule,
+    SchedulerKind,
+    WaitCause,
+    round_a,
+)
 
 CHANGED_AT = "changed_at"
 """Key in ControllerState.extra: time of the last applied change for this target."""
@@ -98,16 +106,17 @@ def apply(
 def _only_what_a_cures(
     decision: Decision, after: ControllerState, obs: Observation
 ) -> tuple[Decision, ControllerState]:
-    """A raise goes no further than admits the apps the queue AM limit holds, where other
-    limits hold the rest (`cures.a_admitting_curable`)."""
+    """A raise goes no further than admits the apps the queue AM limit holds, where a
+    running-apps limit holds the rest (`cures.a_admitting_curable`)."""
     cap = cures.a_admitting_curable(obs, decision.target, decision.old_a)
     if cap is None or decision.new_a <= cap:
         return decision, after
     new_a = max(cap, decision.old_a)
-    curable = sum(w.apps for w in obs.waits_for(decision.target) if w.cause.a_cures)
+    waits = obs.waits_for(decision.target)
+    held = sum(w.apps for w in waits if w.cause is WaitCause.QUEUE_AM_LIMIT)
     why = (
-        f"{decision.reason}; kept at {new_a:g}, which admits the {curable} apps the AM limit"
-        " holds: other limits hold the rest whatever A"
+        f"{decision.reason}; kept at {new_a:g}, which admits the {held} apps the AM limit"
+        " holds: the running-apps limit holds the rest whatever A"
     )
     return replace(decision, new_a=new_a, reason=why), replace(after, a=new_a)
 
