@@ -35,9 +35,18 @@ STILL_S = 20.0
 """How long the deadlock is watched: twice what a child needs from submission to its end."""
 
 
+BATCH = {f"{kind}-{i:02d}" for kind in ("launcher", "child") for i in range(3)}
+
+
+def _ours(records: list[dict[str, object]]) -> list[dict[str, object]]:
+    """This batch's apps: the cluster is shared with the other tests, whose apps it lists too."""
+    return [a for a in records if a["name"] in BATCH]
+
+
 def _held(records: list[dict[str, object]]) -> dict[str, bool]:
-    """Each app by name: whether it holds its AM (RUNNING, or ACCEPTED with its container)."""
-    return {str(a["name"]): a["state"] == "RUNNING" or apps.am_allocated(a) for a in records}
+    """Each app of the batch by name: whether it holds its AM (RUNNING, or ACCEPTED with its
+    container)."""
+    return {str(a["name"]): a["state"] == "RUNNING" or apps.am_allocated(a) for a in _ours(records)}
 
 
 def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
@@ -59,9 +68,9 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
         return records if _held(records) == DEADLOCKED else None
 
     wait_for(settled, 60, f"the deadlock: {DEADLOCKED}")
-    held_since = sorted(holding_am(apps.listed(session, capacity_rm.url)))
+    held_since = sorted(holding_am(_ours(apps.listed(session, capacity_rm.url))))
     time.sleep(STILL_S)
-    still = apps.listed(session, capacity_rm.url)
+    still = _ours(apps.listed(session, capacity_rm.url))
     assert _held(still) == DEADLOCKED and sorted(holding_am(still)) == held_since
     assert not [a["name"] for a in still if a["state"] == "FINISHED"]
 
@@ -95,7 +104,7 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     try:
 
         def ended() -> list[dict[str, object]] | None:
-            records = apps.listed(session, capacity_rm.url)
+            records = _ours(apps.listed(session, capacity_rm.url))
             done = len(records) == 6 and all(a["state"] == "FINISHED" for a in records)
             return records if done else None
 
