@@ -35,18 +35,17 @@ STILL_S = 20.0
 """How long the deadlock is watched: twice what a child needs from submission to its end."""
 
 
-BATCH = {f"{kind}-{i:02d}" for kind in ("launcher", "child") for i in range(3)}
+def _ours(records: list[dict[str, object]], before: set[str]) -> list[dict[str, object]]:
+    """The apps submitted since the RM listed ``before`` (ids): the cluster is shared with the
+    other tests, whose apps it lists too."""
+    return [a for a in records if a["id"] not in before]
 
 
-def _ours(records: list[dict[str, object]]) -> list[dict[str, object]]:
-    """This batch's apps: the cluster is shared with the other tests, whose apps it lists too."""
-    return [a for a in records if a["name"] in BATCH]
-
-
-def _held(records: list[dict[str, object]]) -> dict[str, bool]:
+def _held(records: list[dict[str, object]], before: set[str]) -> dict[str, bool]:
     """Each app of the batch by name: whether it holds its AM (RUNNING, or ACCEPTED with its
     container)."""
-    return {str(a["name"]): a["state"] == "RUNNING" or apps.am_allocated(a) for a in _ours(records)}
+    ours = _ours(records, before)
+    return {str(a["name"]): a["state"] == "RUNNING" or apps.am_allocated(a) for a in ours}
 
 
 def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
@@ -60,18 +59,19 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     children."""
     batch = launchers(3)
     session = requests.Session()
+    before = {str(a["id"]) for a in apps.listed(session, capacity_rm.url)}
     for job in apps.real_jobs(batch):
         apps.submit(session, capacity_rm.url, job, str(capacity_rm.markers))
 
     def settled() -> list[dict[str, object]] | None:
         records = apps.listed(session, capacity_rm.url)
-        return records if _held(records) == DEADLOCKED else None
+        return records if _held(records, before) == DEADLOCKED else None
 
     wait_for(settled, 60, f"the deadlock: {DEADLOCKED}")
-    held_since = sorted(holding_am(_ours(apps.listed(session, capacity_rm.url))))
+    held_since = sorted(holding_am(_ours(apps.listed(session, capacity_rm.url), before)))
     time.sleep(STILL_S)
-    still = _ours(apps.listed(session, capacity_rm.url))
-    assert _held(still) == DEADLOCKED and sorted(holding_am(still)) == held_since
+    still = _ours(apps.listed(session, capacity_rm.url), before)
+    assert _held(still, before) == DEADLOCKED and sorted(holding_am(still)) == held_since
     assert not [a["name"] for a in still if a["state"] == "FINISHED"]
 
     spec = capacity_rm.spec
@@ -104,7 +104,7 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     try:
 
         def ended() -> list[dict[str, object]] | None:
-            records = _ours(apps.listed(session, capacity_rm.url))
+            records = _ours(apps.listed(session, capacity_rm.url), before)
             done = len(records) == 6 and all(a["state"] == "FINISHED" for a in records)
             return records if done else None
 
@@ -145,7 +145,7 @@ def test_launchers_run_on_the_real_rm_as_in_the_simulator(
         apps.submit(session, capacity_rm.url, job, str(capacity_rm.markers))
 
     def ended() -> list[dict[str, object]] | None:
-        records = [a for a in apps.listed(session, capacity_rm.url) if a["id"] not in before]
+        records = _ours(apps.listed(session, capacity_rm.url), before)
         done = len(records) == 6 and all(a["state"] == "FINISHED" for a in records)
         return records if done else None
 
