@@ -210,3 +210,22 @@ def test_the_documented_report_is_the_one_its_json_makes() -> None:
     block = page.split("```text\n", 1)[1].split("```", 1)[0]
     assert block.rstrip() == bz.format_report(summary)
     assert summary["parameters"]["cases"] == 200 and summary["parameters"]["run_seeds"] == 3
+
+
+def test_the_readme_quotes_the_judging_run() -> None:
+    """The README's zoo figures are docs/zoo-judge.json's: mean, p90, the worst case that
+    finished and the cases worse than the default, per policy, as recorded."""
+    root = Path(__file__).resolve().parents[2]
+    summary = json.loads((root / "docs" / "zoo-judge.json").read_text())
+    readme = " ".join((root / "README.md").read_text().split())
+    for policy, row in summary["overall"].items():
+        jct = row["jct_vs_best"]
+        worst = max(
+            c["rows"][policy]["jct_vs_best"]
+            for c in summary["cases"]
+            if c["rows"][policy]["jct_vs_best"] is not None
+        )
+        quoted = f"{jct['mean']:.3f} / {jct['p90']:.3f} / {worst:.3f}"
+        if "vs_default" in row:
+            quoted += f" ({row['vs_default']['worse']})"
+        assert quoted in readme, (policy, quoted)
