@@ -4,7 +4,8 @@ The period (an app trace from `amtuner record`, `amtuner.sim.workload.apps`) is 
 the simulator on the cluster given, under the current value, the fixed values 0.1 … 1.0, then
 0.05 either side of the best of those, and the adaptive policy, each over the same seeds (a seed
 jitters task lengths and heartbeat phases, not the arrivals: those are the record). Every run is
-one process of `run_all`'s pool, on every core unless told.
+one job of `run_all`: a process of its pool, on every core unless told, or a task on the Dask
+cluster ``--dask`` names (`amtuner.bench.daskpool`); the same runs and figures either way.
 
 Per value: the mean over seeds of the mean job completion time, the mean wait in ACCEPTED
 (submission to AM container) and the makespan, and each against the current value's as a
@@ -32,10 +33,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from amtuner.bench import am_share, plot_file, whole_number
+from amtuner.bench.daskpool import EngineError
 from amtuner.exitcodes import ExitCode
 from amtuner.model import GLOBAL_TARGET, SchedulerKind
 
 if TYPE_CHECKING:
+    from distributed import Client
+
     from amtuner.bench.common import Progress
     from amtuner.config import Config
     from amtuner.executor import SchedulerFile
@@ -265,10 +269,11 @@ def sweep(
     workers: int,
     progress: Progress[dict[str, Any]] | None = None,
     kept: dict[Sweep, Results] | None = None,
+    client: Client | None = None,
 ) -> list[list[Row]]:
     """Each sweep's table: its labels over ``seeds``, then the values 0.05 either side of its
-    best fixed one; every run of every sweep one job of ``workers`` processes. ``kept``, if
-    given, receives each sweep's runs."""
+    best fixed one; every run of every sweep one job of ``workers`` processes, or of the Dask
+    cluster of ``client``. ``kept``, if given, receives each sweep's runs."""
     from amtuner.bench.common import run_all
 
     def run(todo: dict[int, Sequence[str]]) -> dict[Replay, dict[str, Any]]:
@@ -280,7 +285,7 @@ def sweep(
         ]
         # Controlled runs first: they take longest, and the pool should not end on them.
         replays.sort(key=lambda r: r.label != ADAPTIVE)
-        return run_all(_run, replays, workers, progress, 1)
+        return run_all(_run, replays, workers, progress, 1, client)
 
     results: dict[Sweep, Results] = {} if kept is None else kept
 
@@ -401,6 +406,18 @@ def unknown_queues(workload: Workload, cluster: Cluster) -> list[str]:
     return [q for q in asked if q not in leaves and ("." in q or names.count(q) != 1)]
 
 
+def engine(args: argparse.Namespace) -> Client | None:
+    """The Dask cluster ``--dask`` names (None: the local pool); raises EngineError before any
+    replay."""
+    if args.dask is None:
+        return None
+    if args.workers is not None:
+        raise EngineError("--workers is the local pool's: a Dask cluster has its own workers")
+    from amtuner.bench import daskpool
+
+    return daskpool.connect(args.dask or None, args.trace.resolve())
+
+
 def cmd_advise(args: argparse.Namespace) -> int:
     from amtuner.bench import default_workers
     from amtuner.bench.common import DEFAULT_A, tqdm_progress
@@ -408,7 +425,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
     from amtuner.sim.workload import WorkloadError
 
     period = Period(
-        f"trace:{args.trace}", nodes=args.nodes, node_memory_mb=args.node_memory_mb,
+        f"trace:{args.trace.resolve()}", nodes=args.nodes, node_memory_mb=args.node_memory_mb,
         node_vcores=args.node_vcores,
     )  # fmt: skip
     try:
@@ -442,10 +459,20 @@ def cmd_advise(args: argparse.Namespace) -> int:
               distributions=args.plot is not None)
         for t, cur in zip(cluster.targets, currents, strict=True)
     ]  # fmt: skip
+    try:
+        client = engine(args)
+    except EngineError as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.CONFIG
     kept: dict[Sweep, Results] = {}
-    tables = sweep(
-        sweeps, range(args.seeds), args.workers or default_workers(), tqdm_progress, kept
-    )
+    try:
+        tables = sweep(
+            sweeps, range(args.seeds), args.workers or default_workers(), tqdm_progress, kept,
+            client,
+        )  # fmt: skip
+    finally:
+        if client is not None:
+            client.close()
     per_target = []
     for w, table in zip(sweeps, tables, strict=True):
         value, why = recommend(table, w.base)
@@ -553,6 +580,12 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--seeds", type=whole_number(MIN_SEEDS), default=5, help="default: %(default)s"
     )
     p.add_argument("--workers", type=whole_number(1), help="processes (default: every core)")
+    p.add_argument(
+        "--dask", nargs="?", const="", metavar="ADDRESS",
+        help="run the replays on the Dask cluster whose scheduler is at ADDRESS "
+        "(tcp://host:8786; alone: DASK_SCHEDULER_ADDRESS), not in local processes; needs the "
+        "dask extra, and the trace at the same path on every worker",
+    )  # fmt: skip
     p.add_argument("--json", action="store_true", help="the report as JSON, for programs")
     p.add_argument(
         "--plot", type=plot_file, metavar="PNG",

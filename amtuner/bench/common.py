@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from statistics import mean, stdev
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from amtuner.config import ControllerSettings
 from amtuner.executor import SchedulerFile
@@ -24,6 +24,9 @@ from amtuner.sim.sched_config import with_capacity_properties
 from amtuner.sim.simulation import SimResult, build_simulation, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, PERIOD_S, Heartbeats, Workload
 from amtuner.sim.workload import load_workload
+
+if TYPE_CHECKING:
+    from distributed import Client
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -114,8 +117,14 @@ def run_all(
     workers: int,
     progress: Progress[R] | None = None,
     chunksize: int = 8,
+    client: Client | None = None,
 ) -> dict[T, R]:
-    """``fn`` over ``todo`` in ``workers`` processes (in this one when 1), results by input."""
+    """``fn`` over ``todo`` in ``workers`` processes (in this one when 1), or on the Dask
+    cluster of ``client`` (`amtuner.bench.daskpool`), results by input."""
+    if client is not None:
+        from amtuner.bench import daskpool
+
+        return daskpool.run(client, fn, todo, progress)
     if workers <= 1:
         results: Iterable[R] = map(fn, todo)
         if progress:
