@@ -172,36 +172,52 @@ def a_cures_none(obs: Observation, target: str) -> bool:
     return not (fair and any(w.cause is WaitCause.CLUSTER_FULL for w in waits))
 
 
-def a_admitting_curable(obs: Observation, target: str, a: float) -> float | None:
-    """Where the target's waiting apps are held partly by the queue AM limit and partly by a
-    running-apps limit (``max-parallel-apps``, ``maxRunningApps``), the A that admits the first
-    and no more: a higher A admits AMs only while the AM limit binds, and once it stops
-    binding the running-apps limit holds the rest whatever A, so the excess buys nothing and
-    would admit AMs beyond it the day it is raised. Not beside a user's limit: the RM's
-    figures give a leaf one room, the least among its waiting users, so other users' apps
-    and the next arrivals may be the AM limit's (measured: docs/waits.md).
+def a_admitting_curable(
+    obs: Observation, target: str, a: float, am_mb: int | None = None
+) -> float | None:
+    """Where the target's waiting apps are held partly by a running-apps limit
+    (``max-parallel-apps``, ``maxRunningApps``) and the rest may be the AM limit's, the A that
+    admits the rest and no more: a higher A admits AMs only while the AM limit binds, and once
+    it stops binding the running-apps limit holds the others whatever A, so the excess buys
+    nothing and would admit AMs beyond it the day it is raised. The rest are the queue AM
+    limit's, and on a FairScheduler its ``cluster-full`` too (`a_cures_none`: an inference
+    against a limit the scheduler may not have computed yet, as when a batch has just come
+    and no AM of it was tried). Not beside a user's limit: the RM's figures give a leaf one
+    room, the least among its waiting users, so other users' apps and the next arrivals may be
+    the AM limit's (measured: docs/waits.md).
 
     A leaf's AM limit is A times what it may use now (``maxAMShare`` x its fair share,
     ``maximum-am-resource-percent`` x its capacity: `QueueStats.memory_share_mb`, else the
     limit over A, which the RM rounds up to an allocation), so k more AMs of the leaf's mean
-    size take (AM used + k x mean AM) over it; the largest over the held leaves, rounded up.
-    None where no such mix holds the target, a held leaf's figures are missing, or a user's
-    AM limit holds some (the RM lists its room, not the limit it is a share of)."""
+    size (``am_mb`` while none runs) take (AM used + k x mean AM) over it; the largest over the
+    held leaves, rounded up. None where no such mix holds the target, a held leaf's figures
+    are missing, or a user's AM limit holds some (the RM lists its room, not the limit it is
+    a share of)."""
     waits = obs.waits_for(target)
     causes = {w.cause for w in waits}
-    if not {WaitCause.QUEUE_AM_LIMIT, WaitCause.MAX_APPS} <= causes:
+    if WaitCause.MAX_APPS not in causes or WaitCause.USER_AM_LIMIT in causes:
         return None
-    if WaitCause.USER_AM_LIMIT in causes:
+    rest = [w for w in waits if w.cause in am_limits_may_hold(obs.scheduler) and w.queue]
+    if not rest:
         return None
     needed = 0.0
-    for w in waits:
-        if w.cause is not WaitCause.QUEUE_AM_LIMIT:
-            continue
+    for w in rest:
         q = obs.queue(w.queue)
-        if q is None or not (q.running_apps and q.am_memory_used_mb and q.am_memory_limit_mb):
+        if q is None:
             return None
-        mean = q.am_memory_used_mb / q.running_apps
-        base = q.memory_share_mb or q.am_memory_limit_mb / a
-        needed = max(needed, (q.am_memory_used_mb + w.apps * mean) / base)
+        used = q.am_memory_used_mb or 0
+        mean = used / q.running_apps if q.running_apps and used else am_mb
+        base = q.memory_share_mb or (q.am_memory_limit_mb or 0) / a
+        if not mean or not base:
+            return None
+        needed = max(needed, (used + w.apps * mean) / base)
     scale = 10**A_DECIMALS
     return math.ceil(round(needed * scale, 6)) / scale
+
+
+def am_limits_may_hold(scheduler: SchedulerKind) -> tuple[WaitCause, ...]:
+    """The causes whose apps a higher A may admit beside a running-apps limit: the queue AM
+    limit's, and a FairScheduler's ``cluster-full`` (`a_admitting_curable`)."""
+    if scheduler is SchedulerKind.FAIR:
+        return (WaitCause.QUEUE_AM_LIMIT, WaitCause.CLUSTER_FULL)
+    return (WaitCause.QUEUE_AM_LIMIT,)

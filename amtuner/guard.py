@@ -89,7 +89,7 @@ def apply(
         why = f"A cures none of the waits: {cures.describe(records)}"
         return _held(decision, before, after, why)
     if decision.new_a > decision.old_a:
-        decision, after = _only_what_a_cures(decision, after, obs)
+        decision, after = _only_what_a_cures(decision, after, obs, am_mb)
     delta = decision.new_a - decision.old_a
     limit = settings.max_change_per_cycle
     if abs(delta) <= limit + 1e-12:
@@ -104,19 +104,22 @@ def apply(
 
 
 def _only_what_a_cures(
-    decision: Decision, after: ControllerState, obs: Observation
+    decision: Decision, after: ControllerState, obs: Observation, am_mb: int
 ) -> tuple[Decision, ControllerState]:
-    """A raise goes no further than admits the apps the queue AM limit holds, where a
-    running-apps limit holds the rest (`cures.a_admitting_curable`)."""
-    cap = cures.a_admitting_curable(obs, decision.target, decision.old_a)
+    """A raise goes no further than admits the apps the queue AM limit holds (or may hold),
+    where a running-apps limit holds the rest (`cures.a_admitting_curable`)."""
+    cap = cures.a_admitting_curable(obs, decision.target, decision.old_a, am_mb)
     if cap is None or decision.new_a <= cap:
         return decision, after
     new_a = max(cap, decision.old_a)
     waits = obs.waits_for(decision.target)
-    held = sum(w.apps for w in waits if w.cause is WaitCause.QUEUE_AM_LIMIT)
+    may = cures.am_limits_may_hold(obs.scheduler)
+    rest = [w for w in waits if w.cause in may and w.queue]
+    holds = "may hold" if any(w.cause is WaitCause.CLUSTER_FULL for w in rest) else "holds"
+    apps = sum(w.apps for w in rest)
     why = (
-        f"{decision.reason}; kept at {new_a:g}, which admits the {held} apps the AM limit"
-        " holds: the running-apps limit holds the rest whatever A"
+        f"{decision.reason}; kept at {new_a:g}, which admits the {apps} apps the AM limit"
+        f" {holds}: the running-apps limit holds the rest whatever A"
     )
     return replace(decision, new_a=new_a, reason=why), replace(after, a=new_a)
 

@@ -189,3 +189,25 @@ def test_a_partitions_own_am_limit_is_raised_only_by_its_own_target() -> None:
     up = replace(decision(0.3, 0.4), target="root.a")
     d, _ = guard.apply(up, before, after, inherited, GuardSettings())
     assert d.new_a == 0.4
+
+
+def test_a_fair_batch_just_come_under_max_running_apps_is_raised_for_the_runnable() -> None:
+    """A batch of ten has just come to a FairScheduler leaf with ``maxRunningApps`` 2: no AM
+    was tried, so ``amMaxResources`` is 0 and the two runnable apps are `cluster-full` beside
+    eight held by the limit. A raise is kept where it admits two AMs of the policy's size, (0 +
+    2 x 2048) / 32768 = 0.125, under the A there already: held at 0.5."""
+    leaf = QueueStats(
+        "root.a", pending_apps=10, running_apps=0, memory_used_mb=0, am_memory_used_mb=0,
+        am_memory_limit_mb=0, memory_share_mb=32768, max_apps=2,
+    )  # fmt: skip
+    obs = replace(
+        OBS, scheduler=SchedulerKind.FAIR, queues=(leaf,),
+        waits=(Wait("root.a", WaitCause.MAX_APPS, 8), Wait("root.a", WaitCause.CLUSTER_FULL, 2)),
+    )  # fmt: skip
+    before, after = ControllerState(a=0.5), ControllerState(a=0.6249)
+    d, state = guard.apply(decision(0.5, 0.6249), before, after, obs, GuardSettings())
+    assert (d.new_a, state.a) == (0.5, 0.5)
+    assert "admits the 2 apps the AM limit may hold" in d.reason
+    alone = replace(obs, waits=obs.waits[1:])
+    d, _ = guard.apply(decision(0.5, 0.6249), before, after, alone, GuardSettings())
+    assert d.new_a == 0.6249
