@@ -5,11 +5,17 @@ it, and the simulator holds the same apps back."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import re
+import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from amtuner.bench import real
+from amtuner.config import ControllerSettings, GuardSettings
 from amtuner.executor import SchedulerFile
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import RealRM
@@ -20,6 +26,8 @@ from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.sched_config import CS_PREFIX
 from tests.e2e.conftest import amtuner
 from tests.e2e.test_once import WAITING
+from tests.e2e.test_run import Lines, cycles, scrape
+from tests.e2e.test_run import wait_for as wait_while_running
 from tests.realyarn.conftest import metrics, wait_for
 from tests.realyarn.test_real_once import DECISION, once_config
 
@@ -70,6 +78,59 @@ def test_once_names_the_limit_that_holds_the_apps(
     else:  # the guard holds the policy's raise, and nothing is written
         assert (new, rule) == (old, "hold") and "A cures none of the waits" in run.stdout
         assert rm.scheduler_file.read_bytes() == data
+
+
+RUN_CYCLES = 8
+
+
+@pytest.mark.parametrize(
+    ("name", "start"), [("capacity-max-parallel-apps", 0.1), ("fair-max-running-apps", 0.25)]
+)
+def test_run_keeps_a_within_a_step_under_a_running_apps_limit(
+    request: pytest.FixtureRequest, name: str, start: float, tmp_path: Path
+) -> None:
+    """Issue 36's bar on Hadoop's own RM: two apps run and three are held by
+    ``max-parallel-apps`` 2 (at the CapacityScheduler's default A, whose AM limit holds just
+    those two) or ``maxRunningApps`` 2 (at an A with room for four AMs, less than the five
+    apps' AMs would take). `amtuner run`, the default policy and guard, every 2 s for eight
+    cycles: the policy wants a raise, the guard holds it (A cures none of the waits), and A,
+    in the metrics and in the file, ends within one step of where it started."""
+    scene = dataclasses.replace(SCENES[name], am_share=start)
+    rm: RealRM = request.getfixturevalue(f"{scene.kind}_rm")
+    stage(rm, scene)
+    defaults = ControllerSettings()
+    config = once_config(
+        tmp_path, rm,
+        controller={"policy": defaults.policy, "period_seconds": 2.0},
+        guard={"hold_off_seconds": GuardSettings().hold_off_seconds},
+        metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
+    )  # fmt: skip
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
+        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )  # fmt: skip
+    log = Lines(proc.stderr)
+    try:
+        found = wait_while_running(lambda: log.find(r"metrics on (http://\S+/metrics)"), "metrics")
+        assert isinstance(found, re.Match)
+        url = found.group(1)
+        wait_while_running(lambda: cycles(scrape(url)) >= RUN_CYCLES, "cycles", proc)
+        samples = scrape(url)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.text()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    a = samples[("amtuner_am_share_ratio", (("target", "global"),))]
+    held = samples[("amtuner_waiting_apps", (("cause", "max-apps"), ("target", "global")))]
+    on_disk = SchedulerFile.read(rm.scheduler_file, rm.spec.scheduler).effective_value("")
+    print(f"{name}: A {start} -> {a} (file {on_disk}) over {cycles(samples):g} cycles")
+    assert held == scene.waiting, log.text()
+    assert abs(a - start) <= defaults.step + 1e-9, log.text()
+    assert abs(on_disk - start) <= defaults.step + 1e-9, log.text()
+    assert "A cures none of the waits" in log.text()
 
 
 def test_max_parallel_apps_runs_a_batch_on_the_real_rm_as_in_the_simulator(
