@@ -53,7 +53,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
     p.add_argument(
         "--workload",
         required=True,
-        help="paper:grep|terasort|wordcount|mixed, sls:PATH, swim:PATH[@NODES], zoo:SEED (a "
+        help="paper:grep|terasort|wordcount|mixed, sls:PATH, synth:PATH[@seed=N,jobs=N,nodes=N] "
+        "(SLS's synthetic workloads), swim:PATH[@NODES], zoo:SEED (a "
         "drawn case of amtuner bench zoo; its scheduler is in the bench's report), launchers:N "
         "(workflow launchers that wait for their child jobs)",
     )

@@ -406,7 +406,7 @@ def test_swim_errors_name_file_and_line(tmp_path: Path, text: str, line: int, re
         ("paper", "expected paper:GROUP"),
         ("paper:", "expected paper:GROUP"),
         ("paper:sort", "unknown paper group"),
-        ("synth:x.json", "unknown kind 'synth'"),
+        ("synthetic:x.json", "unknown kind 'synthetic'"),
         ("rumen:/nonexistent/jh.json", "no such file"),
         ("sls:/nonexistent/trace.json", "no such file"),
         ("swim:/nonexistent/day.tsv", "no such file"),

@@ -12,6 +12,8 @@
 * ``poisson:GROUP`` — paper jobs arriving one by one at random instead of in one batch
   (see `load_poisson`); ``stream:GROUP`` the same for half an hour (`STREAM_JOBS`).
 * ``sls:PATH`` — a Hadoop Scheduler Load Simulator JSON job trace (see `load_sls`).
+* ``synth:PATH[@seed=N,jobs=N,nodes=N]`` — the jobs an SLS synthetic (SYNTH) description draws,
+  as SLS's `SynthTraceJobProducer` draws them (see `synth`).
 * ``swim:PATH[@NODES]`` — a SWIM day trace of Facebook jobs, on its 600 nodes or on NODES
   (see `load_swim`).
 * ``rumen:PATH`` — a rumen job-history trace, read the way SLS's RUMEN trace type does
@@ -30,7 +32,8 @@ Modules:
   (`PROFILES`) and the cost model of one task (`task_shape`);
 * `paper` — the paper groups and the workloads built from them (phases, two queues,
   Poisson arrivals);
-* `swim`, `sls`, `rumen` — the trace readers; `apps` — `amtuner record`'s app traces;
+* `swim`, `sls`, `rumen` — the trace readers; `synth` — SLS's synthetic workloads; `apps` —
+  `amtuner record`'s app traces;
 * `generated` — days drawn at the size of traces that are not public;
 * `launchers` — Oozie-style launchers and their children;
 * `zoo` — whole cases (cluster, queues, jobs, arrivals, scheduler) drawn from a seed;
@@ -67,6 +70,7 @@ from amtuner.sim.workload.paper import (
 from amtuner.sim.workload.rumen import load_rumen
 from amtuner.sim.workload.sls import load_sls
 from amtuner.sim.workload.swim import load_swim
+from amtuner.sim.workload.synth import load_synth
 from amtuner.sim.workload.tracefile import WorkloadError
 from amtuner.sim.workload.zoo import ZooCase, load_zoo, zoo_case
 
@@ -89,6 +93,7 @@ __all__ = [
     "load_rumen",
     "load_sls",
     "load_swim",
+    "load_synth",
     "load_two_queues",
     "load_workload",
     "load_zoo",
@@ -101,6 +106,7 @@ __all__ = [
 
 _READERS: dict[str, Callable[[str], Workload]] = {
     "sls": load_sls,
+    "synth": load_synth,
     "rumen": load_rumen,
     "day": load_day,
     "trace": load_apps,
@@ -111,17 +117,20 @@ _READERS: dict[str, Callable[[str], Workload]] = {
 
 def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
-    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``swim:PATH[@NODES]``, ``rumen:PATH``,
-    ``day:JOBS,MAPS[,SEED]``, ``trace:PATH``, ``launchers:N`` or ``zoo:SEED``."""
+    ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``synth:PATH[@KEY=N,…]``,
+    ``swim:PATH[@NODES]``, ``rumen:PATH``, ``day:JOBS,MAPS[,SEED]``, ``trace:PATH``,
+    ``launchers:N`` or ``zoo:SEED``."""
     kinds = (
-        "paper, phase, twoqueue, poisson, stream, sls, swim, rumen, day, trace, launchers or zoo"
+        "paper, phase, twoqueue, poisson, stream, sls, synth, swim, rumen, day, trace, "
+        "launchers or zoo"
     )
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
-            "poisson:GROUP, stream:GROUP, sls:PATH, swim:PATH[@NODES], rumen:PATH or "
-            "day:JOBS,MAPS[,SEED], trace:PATH, launchers:N or zoo:SEED"
+            "poisson:GROUP, stream:GROUP, sls:PATH, synth:PATH[@seed=N,jobs=N,nodes=N], "
+            "swim:PATH[@NODES], rumen:PATH, day:JOBS,MAPS[,SEED], trace:PATH, launchers:N or "
+            "zoo:SEED"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")

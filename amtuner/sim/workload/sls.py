@@ -42,7 +42,8 @@ def load_sls(path: str | Path) -> Workload:
     so node sharing never stretches them. Reduces start when all maps are done (SLS's model);
     AM start-up and tear-down are the MapReduce defaults of the profile table. Ignored keys:
     ``container.host`` placement, priorities, ``container.request.delay`` and execution types.
-    Rumen job histories, SYNTH descriptions and topology files are refused with the reason.
+    Rumen job histories, SYNTH descriptions (`synth:`) and topology files are refused with the
+    reason.
     """
     jobs: list[JobSpec] = []
     queues: dict[str, None] = {}
@@ -78,7 +79,7 @@ def _not_a_job(obj: dict[str, Any]) -> str:
     if "jobID" in obj or "mapTasks" in obj:
         return "a rumen job history, not an SLS job trace (load it as rumen:PATH)"
     if "workloads" in obj or "num_jobs" in obj:
-        return "an SLS SYNTH workload description, not an SLS job trace (not supported)"
+        return "an SLS SYNTH workload description, not an SLS job trace (load it as synth:PATH)"
     if "rack" in obj or "nodes" in obj:
         return "an SLS topology (nodes) file, not a job trace"
     if "job.start.ms" in obj or "job.queue.name" in obj:
