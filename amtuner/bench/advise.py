@@ -2,15 +2,17 @@
 on traces from outside the project, judged on seeds the advice never saw?
 
 Each trace (a SWIM day on a cluster small enough for the AM limit to bind, Hadoop SLS's sample
-traces) is cut into periods of ``window`` seconds of submissions, each advised as an operator
-would advise on an hour of recorded history. Per period and scheduler:
+traces, the jobs SLS's synthetic descriptions draw, scaled up: `SYNTH_TRACES`) is cut into
+periods of ``window`` seconds of submissions, each advised as an operator would advise on an
+hour of recorded history. Per period and scheduler:
 
 1. `amtuner advise`'s sweep on the advice seeds (``0 …``): its recommendation, as the command
    gives it (the current value kept when the best gain is within the noise);
 2. the same sweep of every fixed value 0.1 … 1.0 (then 0.05 either side of the best), the
    recommendation and the scheduler's default on the judging seeds (from
    `JUDGING_FIRST_SEED`), which jitter task lengths and heartbeat phases differently;
-3. the recommendation's mean JCT on the judging seeds over the best fixed value's there.
+3. the recommendation's mean JCT on the judging seeds over the best fixed value's there, and
+   the noise of that ratio: two standard errors of its per-seed ratios (`NOISE_SE`).
 
 Per trace, the mean, p90 and worst of that ratio over its periods (`zoo.spread`), beside the
 scheduler default's: how much there was to gain. A period of fewer apps than advice needs is
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from amtuner.advise import (
+    NOISE_SE,
     Period,
     Row,
     Sweep,
@@ -55,17 +58,40 @@ recommendation is held to."""
 WINDOW_S = 3600.0
 """One hour of submissions a period: the SWIM days are 24 one-hour samples of Facebook's
 2009 cluster, so each period is one sample, as drawn."""
+SYNTH_TRACES = (
+    (Path("fixtures/sls/syn.json"), 300),
+    (Path("fixtures/sls/syn_generic.json"), 300),
+    (Path("fixtures/sls/syn_stream.json"), 100),
+)
+"""Hadoop SLS's synthetic descriptions and the jobs drawn from each, on its own 20 nodes of
+10 GB: 30 times syn.json's 10 MapReduce jobs (1 GB AMs arriving within a minute, 300 GB of
+them against 200 GB), 20 times syn_stream.json's 5 stream jobs (9 GB each, all at once). At
+their own 10 and 5 jobs no AM limit binds, and advice needs 30 apps (`MIN_APPS`)."""
+SYNTH_DRAWS = (1, 2, 3, 4)
+"""The generator seeds each description is drawn with: each draw is a trace of its own."""
+
+
+def synth_traces(shared: Path) -> list[str]:
+    """Each of `SYNTH_TRACES` drawn with each of `SYNTH_DRAWS`."""
+    return [
+        f"synth:{shared / path}@jobs={jobs},seed={seed}"
+        for path, jobs in SYNTH_TRACES
+        for seed in SYNTH_DRAWS
+    ]
 
 
 def default_traces(shared: Path) -> list[str]:
-    """The SWIM days on the suite's small clusters (on their 600 nodes no AM limit binds) and
-    SLS's sample job trace and rumen history."""
+    """The SWIM days on the suite's small clusters (on their 600 nodes no AM limit binds),
+    SLS's sample job trace and rumen history, and its synthetic descriptions' draws."""
     specs = [
         f"swim:{shared / day}@{nodes}"
         for day in (SWIM_TRACE, SWIM_SECOND_DAY)
         for nodes in SMALL_CLUSTERS
     ]
-    return [*specs, f"sls:{shared / SLS_TRACE}", f"rumen:{shared / RUMEN_TRACE}"]
+    return [
+        *specs, f"sls:{shared / SLS_TRACE}", f"rumen:{shared / RUMEN_TRACE}",
+        *synth_traces(shared),
+    ]  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +183,7 @@ def run_bench(
                 "apps": c.apps, "recommended": rec, "why": why, "judged": v,
                 "best_fixed": best.label if best else None,
                 "jct_vs_best": _ratio(mine.jct_s, best),
+                "noise": _noise(best),
                 "default_vs_best": _ratio(default.jct_s, best),
                 "judging_jct_s": {r.label: r.jct_s for r in table},
             }
@@ -177,6 +204,14 @@ def run_bench(
         "cases": rows,
         "refused": refused,
     }  # fmt: skip
+
+
+def _noise(best: Row | None) -> float | None:
+    """Two standard errors of the per-seed ratios, the best value's JCT to the judged value's
+    (the judging table's base): how far the judged ratio moves with the seeds alone."""
+    if best is None or best.jct_se is None:
+        return None
+    return round(NOISE_SE * best.jct_se, 4)
 
 
 def _window(p: Period) -> list[float] | None:

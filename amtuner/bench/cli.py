@@ -547,9 +547,10 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "default's. Exit 1 when a trace's mean is more than 3%% above 1. See docs/advise.md.",
     )
     p.add_argument("--trace", action="append", metavar="SPEC",
-                   help="a workload spec (swim:PATH@NODES, sls:PATH, rumen:PATH, trace:PATH); "
-                   "repeatable (default: the SWIM FB-2009 days on 25 and 50 nodes and SLS's "
-                   "samples, from --shared)")
+                   help="a workload spec (swim:PATH@NODES, sls:PATH, rumen:PATH, "
+                   "synth:PATH@jobs=N,seed=N, trace:PATH); repeatable (default: the SWIM "
+                   "FB-2009 days on 25 and 50 nodes, SLS's samples and draws of its synthetic "
+                   "descriptions, from --shared)")
     p.add_argument("--shared", type=Path, default=SHARED,
                    help="the fixtures' folder (default: %(default)s)")
     p.add_argument("--scheduler", type=_schedulers, default=list(SchedulerKind),

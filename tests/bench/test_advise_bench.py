@@ -57,3 +57,23 @@ def test_a_period_too_short_is_refused_and_counted(tmp_path: Path) -> None:
     assert [r["apps"] for r in report["refused"]] == [2]
     assert report["traces"][0]["meets_bar"] is None
     assert run.returncode == ExitCode.OK and "refused" in run.stdout
+
+
+def test_a_synthetic_sls_trace_is_advised_and_judged(tmp_path: Path) -> None:
+    """SLS's syn.json drawn 300 times (`synth:`) is long enough to advise on, where its own 10
+    jobs are not: the advice moves off the CapacityScheduler's default, which the judging seeds
+    put far from the best, to within the bar of the best."""
+    sls = Path(__file__).parents[1] / "data" / "shared" / "fixtures" / "sls"
+    out = tmp_path / "bench.json"
+    run = amtuner(
+        "bench", "advise", "--trace", f"synth:{sls / 'syn.json'}@jobs=300,seed=1",
+        "--trace", f"synth:{sls / 'syn.json'}", "--scheduler", "capacity",
+        "--advice-seeds", "2", "--judging-seeds", "2", "--workers", "2", "--json", str(out),
+    )  # fmt: skip
+    report = json.loads(out.read_text())
+    (case,) = report["cases"]
+    assert case["apps"] == 300 and case["recommended"] != "0.1", case["why"]
+    assert case["default_vs_best"] > 1.5  # 0.1 admits 20 of 300 AMs that arrive in a minute
+    assert case["jct_vs_best"] <= 1 + BAR and case["noise"] is not None
+    assert [r["apps"] for r in report["refused"]] == [10]
+    assert run.returncode == ExitCode.OK and "bar: met" in run.stdout
