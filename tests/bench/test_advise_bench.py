@@ -77,3 +77,27 @@ def test_a_synthetic_sls_trace_is_advised_and_judged(tmp_path: Path) -> None:
     assert case["jct_vs_best"] <= 1 + BAR and case["noise"] is not None
     assert [r["apps"] for r in report["refused"]] == [10]
     assert run.returncode == ExitCode.OK and "bar: met" in run.stdout
+
+
+def test_the_documented_synthetic_table_is_the_one_its_json_makes() -> None:
+    """docs/advise.md's table of SLS's synthetic workloads: each row's figures over the four
+    draws, from docs/advise-bench-synth.json, which met the bar."""
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    report = json.loads((docs / "advise-bench-synth.json").read_text())
+    assert all(t["meets_bar"] for t in report["traces"]) and not report["refused"]
+    page = (docs / "advise.md").read_text()
+    rows = [line for line in page.splitlines() if line.startswith("| `syn")]
+    assert len(rows) == 6
+    for line in rows:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        name, scheduler = cells[0].split("`")[1], cells[1]
+        mine = [c for c in report["cases"]
+                if c["scheduler"] == scheduler and f"/{name}@" in c["trace"]]  # fmt: skip
+        assert len(mine) == int(cells[0].rsplit("(", 1)[1].rstrip(")")) == 4
+        ratios = [c["jct_vs_best"] for c in mine]
+        defaults = [c["default_vs_best"] for c in mine]
+        assert cells[2:7] == [
+            f"{sum(ratios) / 4:.3f}", f"{max(ratios):.3f}",
+            f"{max(c['noise'] for c in mine):.1%}".replace("%", " %"),
+            f"{sum(defaults) / 4:.3f}", f"{max(defaults):.3f}",
+        ]  # fmt: skip
