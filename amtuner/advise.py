@@ -13,11 +13,11 @@ ratio with its spread (two paired standard errors, `paired_se`). The recommendat
 with the best mean JCT, unless its gain over the current value is within that spread: then the
 current value is as good as the record can tell.
 
-With the cluster's scheduler file (given, or the one amtuner's config names, or without a file
-the RM's configuration store) the replay runs that file: its queues, capacities, weights, user
-and app limits, and every AM share it sets. Each target is then advised on its own: its value
-swept, every other value as the file has it, the current value the file's
-(`amtuner.advicecluster`).
+With the cluster's scheduler file (given, the one amtuner's config names, the RM's configuration
+store, or the file the queue tree the RM reports stands for: `amtuner.advicecluster`) the replay
+runs that file: its queues, capacities, weights, user and app limits, and every AM share it
+sets. Each target is then advised on its own: its value swept, every other value as the file has
+it, the current value the file's.
 """
 
 from __future__ import annotations
@@ -332,21 +332,27 @@ def engine(args: argparse.Namespace) -> Client | None:
 
 
 def cmd_advise(args: argparse.Namespace) -> int:
-    from amtuner.advicecluster import ClusterError, read_cluster, unknown_queues
+    from amtuner.advicecluster import ClusterError, read_cluster, report_fields, unknown_queues
     from amtuner.bench import default_workers
     from amtuner.bench.common import DEFAULT_A, tqdm_progress
     from amtuner.sim.sched_config import SchedulerConfigError
     from amtuner.sim.workload import WorkloadError
 
-    period = Period(
-        f"trace:{args.trace.resolve()}", nodes=args.nodes, node_memory_mb=args.node_memory_mb,
-        node_vcores=args.node_vcores,
-    )  # fmt: skip
     try:
         cluster = read_cluster(args)
+    except ClusterError as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return exc.code
+    shape = cluster.shape  # the RM's, when read from it; the flags' first, the trace's last
+    period = Period(
+        f"trace:{args.trace.resolve()}", nodes=args.nodes or shape.get("nodes"),
+        node_memory_mb=args.node_memory_mb or shape.get("node_memory_mb"),
+        node_vcores=args.node_vcores or shape.get("node_vcores"),
+    )  # fmt: skip
+    try:
         workload = period.load()
         unknown = unknown_queues(workload, cluster)
-    except (ClusterError, WorkloadError, SchedulerConfigError) as exc:
+    except (WorkloadError, SchedulerConfigError) as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
     if unknown:
@@ -399,7 +405,7 @@ def cmd_advise(args: argparse.Namespace) -> int:
             "node_memory_mb": workload.node_memory_mb, "queues": list(workload.queues),
         },
         "scheduler": kind.value,
-        "scheduler_file": cluster.source,
+        **report_fields(cluster, args),
         "seeds": args.seeds,
         "targets": per_target,
     }  # fmt: skip
@@ -419,17 +425,18 @@ def cmd_advise(args: argparse.Namespace) -> int:
 
 
 def print_report(report: dict[str, Any], tables: list[list[Row]]) -> None:
+    from amtuner.advicecluster import describe
     from amtuner.bench.common import fmt
 
     w = report["workload"]
-    queues = (
-        f"the queues of {report['scheduler_file']}" if report["scheduler_file"]
-        else "a default leaf per queue"
-    )  # fmt: skip
+    queues = describe(report["queues_from"], report["scheduler_file"])
+    shape = {"rm": " (the RM's)", "flags": "", "trace": " (the trace's)"}[report["shape_from"]]
     print(
-        f"{report['trace']}: {w['apps']} apps on {w['nodes']} nodes x {w['node_memory_mb']} MB, "
-        f"{report['scheduler']} scheduler, {queues}, {report['seeds']} seeds"
+        f"{report['trace']}: {w['apps']} apps on {w['nodes']} nodes x {w['node_memory_mb']} MB"
+        f"{shape}, {report['scheduler']} scheduler, {queues}, {report['seeds']} seeds"
     )
+    for note in report["notes"]:
+        print(f"note: {note}")
 
     def change(r: float | None, se: float | None) -> str:
         if r is None:
@@ -483,9 +490,21 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="a leaf whose AM share is advised, every other value as the file has it; "
         "repeatable; '' the global value (default: the config's scheduler.targets, else global)",
     )  # fmt: skip
-    p.add_argument("--nodes", type=whole_number(1), help="nodes (default: the trace header's)")
-    p.add_argument("--node-memory-mb", type=whole_number(1), help="default: the trace header's")
-    p.add_argument("--node-vcores", type=whole_number(1), help="default: the trace header's")
+    p.add_argument(
+        "--rm", action="append", metavar="URL",
+        help="read the queues and the cluster's shape from this RM's REST API, not a file; "
+        "repeatable (HA); with --config its rm section's TLS, Kerberos and user.name",
+    )  # fmt: skip
+    p.add_argument(
+        "--from-rm", action="store_true",
+        help="read the queues and the cluster's shape from the RMs of the config's rm section",
+    )  # fmt: skip
+    p.add_argument(
+        "--nodes", type=whole_number(1),
+        help="nodes (default: the RM's when read from it, else the trace header's)",
+    )  # fmt: skip
+    p.add_argument("--node-memory-mb", type=whole_number(1), help="default: as --nodes")
+    p.add_argument("--node-vcores", type=whole_number(1), help="default: as --nodes")
     p.add_argument(
         "--current", type=am_share,
         help="the AM share the cluster runs now (default: the scheduler's, 0.1 or 0.5)",

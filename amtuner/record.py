@@ -41,7 +41,11 @@ class TraceFull(Exception):
 
 def cluster_shape(client: RMClient) -> dict[str, int]:
     """Active nodes and the cluster's total memory and vcores divided among them."""
-    doc = client.get_json("/cluster/metrics")
+    return shape_of(client.get_json("/cluster/metrics"))
+
+
+def shape_of(doc: Any) -> dict[str, int]:
+    """`cluster_shape` of a ``/ws/v1/cluster/metrics`` document; {} where it does not say."""
     m = doc.get("clusterMetrics") if isinstance(doc, dict) else None
     if not isinstance(m, dict):
         return {}
