@@ -47,6 +47,7 @@ class App:
         "reduces_total",
         "reserved",
         "running_containers",
+        "runs_done",
         "spec",
         "started_s",
         "state",
@@ -84,7 +85,7 @@ class App:
         self.maps_asked_s = -1.0
         """When its AM asked for its maps (-1: not yet)."""
         self.reduces_done = 0
-        self.reduces_kept = [Unit.of(g, min_alloc_mb) for g in spec.reduces if g.count > 0]
+        self.reduces_kept = _units(spec.reduces, min_alloc_mb)
         """Reduces its AM keeps back, not yet asked for (``pendingReduces``); no record empty."""
         self.reduces_asked = 0
         self.reduces_assigned = 0
@@ -115,6 +116,8 @@ class App:
         """The apps its AM submits and waits for, as a launcher."""
         self.children_left = 0
         """Of its children, those not ended yet."""
+        self.runs_done = 0
+        """Runs of its tasks its AM has finished (`JobSpec.runs`)."""
 
     def hold(self, now: float, mb: int, vcores: int) -> None:
         """Changes what it holds; what it held adds up as the RM's memory/vcoreSeconds do."""
@@ -124,6 +127,15 @@ class App:
         self.used_mb += mb
         self.used_vcores += vcores
 
+    def run_again(self, min_alloc_mb: int) -> None:
+        """Its tasks afresh, none asked for yet: its AM's next run (`JobSpec.runs`)."""
+        self.runs_done += 1
+        self.maps_done = self.maps_granted = self.reduces_done = 0
+        self.reduces_asked = self.reduces_assigned = 0
+        self.reduce_started = False
+        self.maps_asked_s = -1.0
+        self.reduces_kept = _units(self.spec.reduces, min_alloc_mb)
+
     @property
     def progress(self) -> float:
         total = self.maps_total + self.reduces_total
@@ -132,6 +144,10 @@ class App:
         if total == 0:
             return 0.0
         return 100.0 * (self.maps_done + self.reduces_done) / total
+
+
+def _units(groups: tuple[TaskGroup, ...], min_alloc_mb: int) -> list[Unit]:
+    return [Unit.of(g, min_alloc_mb) for g in groups if g.count > 0]
 
 
 def _ask_of(groups: tuple[TaskGroup, ...]) -> Resource:

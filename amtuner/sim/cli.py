@@ -56,7 +56,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
         help="paper:grep|terasort|wordcount|mixed, sls:PATH, synth:PATH[@seed=N,jobs=N,nodes=N] "
         "(SLS's synthetic workloads), swim:PATH[@NODES], zoo:SEED (a "
         "drawn case of amtuner bench zoo; its scheduler is in the bench's report), launchers:N "
-        "(workflow launchers that wait for their child jobs)",
+        "(workflow launchers that wait for their child jobs), sessions:N, drivers:N, services:N "
+        "(Tez sessions, Spark drivers, long-lived service AMs)",
     )
     p.add_argument("--nodes", type=int, help="number of nodes (default: the workload's)")
     p.add_argument("--node-memory-mb", type=int, help="memory per node (default: the workload's)")

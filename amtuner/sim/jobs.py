@@ -17,6 +17,11 @@ child job and waits for it) submits its children (the jobs whose ``JobSpec.launc
 it) with its first asks, and is done only once they have ended and its AM has heard so, on its
 next heartbeat. Its AM holds AM share all that time: while the children's AMs wait behind the
 same queue's AM limit, nothing moves (the launcher deadlock).
+
+An AM that runs its tasks more than once (`JobSpec.runs`: a Tez session's DAGs, a Spark driver's
+jobs) waits ``idle_s`` after a run's last task before it asks for the next run's, holding only its
+AM container; after its last run it stays ``linger_s`` before its tear-down (a session's timeout,
+a service's life).
 """
 
 from __future__ import annotations
@@ -388,8 +393,9 @@ class Runtime(TaskSink):
         maps = [Unit.of(g, min_alloc) for g in app.spec.maps if g.count > 0]
         self._add_asks(app, maps, first=False)
         app.maps_asked_s = self.engine.now
-        for child in app.children:
-            self._submit(child)
+        if app.runs_done == 0:
+            for child in app.children:
+                self._submit(child)
         self._reconsider(app)
         self._maybe_done(app)
 
@@ -488,12 +494,27 @@ class Runtime(TaskSink):
             and app.reduces_done == app.reduces_total
             and app.children_left == 0
         ):
-            teardown = app.spec.am_teardown_s
+            if app.runs_done + 1 < app.spec.runs:
+                self.engine.after(app.spec.idle_s, self._run_again, app)
+                return
+            teardown = app.spec.linger_s + app.spec.am_teardown_s
             if self._exit_beat > 0:
                 # The AM container's exit reaches the RM on its node's next heartbeat
                 # (NodeStatusUpdater); the app is FINISHING until then, its AM held.
                 teardown += self._exit_beat * self.rng.random()
             self.engine.after(teardown, self._finish, (app, "FINISHED"))
+
+    def _run_again(self, app: App) -> None:
+        """Its AM, idle since its last run, starts the next: the same tasks afresh, asked for
+        with its next heartbeat, or with this one if its idle ends on one (its own decision
+        goes out with the ``allocate`` it is making, unlike what the RM did in that
+        instant)."""
+        app.run_again(self.cluster.min_alloc_mb)
+        wait = self.to_beat(app) if self._am_s > 0 else 0.0
+        if wait < self._am_s - 1e-9:
+            self.engine.after(wait, self._ask, app)
+        else:
+            self._ask(app)
 
     def _release(self, app: App, node: Node, mem: int, vc: int) -> None:
         app.hold(self.engine.now, -mem, -vc)

@@ -52,6 +52,20 @@ class JobSpec:
     it to end (Oozie's ``LauncherAM`` runs an action's main class, which submits its child job
     and waits for it: Hive, Pig, Sqoop and Java actions); ``submit_s`` is then ignored. Empty:
     submitted at ``submit_s``."""
+    runs: int = 1
+    """How many times its AM runs its tasks (maps, then reduces), one run after another: a Tez
+    session AM runs one DAG per query it is sent (``DAGAppMaster`` in session mode), a Spark
+    driver in the AM (cluster mode: ``ApplicationMaster`` runs the user's class) one job per
+    action. The app holds only its AM container between runs (idle containers go back:
+    ``tez.am.container.idle.release-timeout-min.millis``, Spark's dynamic allocation)."""
+    idle_s: float = 0.0
+    """Before each run after the first, its AM works on its own for this long, holding its
+    container and asking for none: a session waiting for its next query, a driver running code
+    of its own between jobs."""
+    linger_s: float = 0.0
+    """After its last run its AM stays this long before it tears down: a Tez session's
+    ``tez.session.am.dag.submit.timeout.secs`` past its last DAG; a long-lived service's life
+    (a YARN service's ``ServiceMaster``, a Livy or Kyuubi engine), with no tasks at all."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,8 @@
 * ``trace:PATH`` — apps recorded from an RM by `amtuner record` (see `apps`).
 * ``launchers:N`` — N workflow launchers at once, each an AM that submits a child job and waits
   for it (see `launchers`): the launcher deadlock at a CapacityScheduler's default share.
+* ``sessions:N``, ``drivers:N``, ``services:N`` — N Tez sessions, Spark drivers or long-lived
+  service AMs at once, AMs that hold AM share beyond their tasks (see `frameworks`).
 * ``zoo:SEED`` — a whole case drawn from SEED: cluster, weighted queues, MapReduce, Spark and
   Tez jobs, arrivals (see `zoo`; `zoo_case` also names the case's scheduler).
 
@@ -36,6 +38,7 @@ Modules:
   `amtuner record`'s app traces;
 * `generated` — days drawn at the size of traces that are not public;
 * `launchers` — Oozie-style launchers and their children;
+* `frameworks` — Tez sessions, Spark drivers and services;
 * `zoo` — whole cases (cluster, queues, jobs, arrivals, scheduler) drawn from a seed;
 * `tracefile` — `WorkloadError` and the file and field readers the traces share.
 """
@@ -54,6 +57,7 @@ from amtuner.sim.workload.costs import (
     profile_table,
     task_shape,
 )
+from amtuner.sim.workload.frameworks import FRAMEWORKS, load_framework
 from amtuner.sim.workload.generated import load_day
 from amtuner.sim.workload.launchers import load_launchers
 from amtuner.sim.workload.paper import (
@@ -119,18 +123,18 @@ def load_workload(spec: str, *, seed: int = 0) -> Workload:
     """The workload named by ``paper:GROUP[@NODES]``, ``phase:PHASES``, ``twoqueue:A,B``,
     ``poisson:GROUP``, ``stream:GROUP``, ``sls:PATH``, ``synth:PATH[@KEY=N,…]``,
     ``swim:PATH[@NODES]``, ``rumen:PATH``, ``day:JOBS,MAPS[,SEED]``, ``trace:PATH``,
-    ``launchers:N`` or ``zoo:SEED``."""
+    ``launchers:N``, ``sessions:N``, ``drivers:N``, ``services:N`` or ``zoo:SEED``."""
     kinds = (
         "paper, phase, twoqueue, poisson, stream, sls, synth, swim, rumen, day, trace, "
-        "launchers or zoo"
+        "launchers, sessions, drivers, services or zoo"
     )
     prefix, sep, rest = spec.partition(":")
     if not sep or not rest:
         raise WorkloadError(
             f"workload spec {spec!r}: expected paper:GROUP[@NODES], phase:PHASES, twoqueue:A,B, "
             "poisson:GROUP, stream:GROUP, sls:PATH, synth:PATH[@seed=N,jobs=N,nodes=N], "
-            "swim:PATH[@NODES], rumen:PATH, day:JOBS,MAPS[,SEED], trace:PATH, launchers:N or "
-            "zoo:SEED"
+            "swim:PATH[@NODES], rumen:PATH, day:JOBS,MAPS[,SEED], trace:PATH, launchers:N, "
+            "sessions:N, drivers:N, services:N or zoo:SEED"
         )
     if prefix == "paper":
         group, at, nodes = rest.partition("@")
@@ -151,6 +155,8 @@ def load_workload(spec: str, *, seed: int = 0) -> Workload:
         )
     if prefix in _READERS:
         return _READERS[prefix](rest)
+    if prefix in FRAMEWORKS:
+        return load_framework(prefix, rest)
     if prefix == "swim":
         path, at, nodes = rest.rpartition("@")
         if not at or not nodes.isdigit():
