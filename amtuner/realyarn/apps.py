@@ -31,7 +31,8 @@ class Tasks:
 
 @dataclass(frozen=True)
 class RealJob:
-    """What one app asks of the cluster; no maps and no reduces: it holds its AM until killed."""
+    """What one app asks of the cluster; no maps, no reduces and one run that does not linger:
+    it holds its AM until killed."""
 
     name: str = "amtuner-hold"
     queue: str = "default"
@@ -44,6 +45,11 @@ class RealJob:
     am_startup_s: float = 0.0
     am_teardown_s: float = 0.0
     slowstart: float = 0.05
+    runs: int = 1
+    idle_s: float = 0.0
+    linger_s: float = 0.0
+    """`JobSpec.runs`, ``idle_s`` and ``linger_s``: a session's DAGs, a driver's jobs, a
+    service's life."""
     child: RealJob | None = None
     """A launcher's (Oozie's ``LauncherAM``): the app its AM submits, as its user, once its
     start-up is over, and waits for; the launcher's own tasks and the child's user are
@@ -57,10 +63,14 @@ class RealJob:
             tags.append(self.maps.tag("maps"))
         if self.reduces is not None:
             tags.append(self.reduces.tag("reduces"))
+        if (self.runs, self.idle_s, self.linger_s) != (1, 0.0, 0.0):
+            tags.append(f"amtuner.runs={self.runs}x{self.idle_s:g}x{self.linger_s:g}")
         if self.child is not None:
             c = self.child
             if c.child is not None:
                 raise ValueError(f"{self.name}: the AM host's launchers launch no launcher")
+            if (c.runs, c.idle_s, c.linger_s) != (1, 0.0, 0.0):
+                raise ValueError(f"{self.name}: the AM host's launchers' children run once")
             tags += [f"amtuner.child.name={c.name}", f"amtuner.child.queue={c.queue}",
                      f"amtuner.child.resource={c.am_memory_mb}x{c.am_vcores}"]  # fmt: skip
             tags += [t.replace("amtuner.", "amtuner.child.", 1) for t in c.tags()]
@@ -87,6 +97,9 @@ def real_job(spec: JobSpec, child: JobSpec | None = None) -> RealJob:
         am_startup_s=spec.am_startup_s,
         am_teardown_s=spec.am_teardown_s,
         slowstart=spec.slowstart,
+        runs=spec.runs,
+        idle_s=spec.idle_s,
+        linger_s=spec.linger_s,
         child=None if child is None else real_job(child),
     )
 

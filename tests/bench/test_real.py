@@ -12,6 +12,7 @@ import pytest
 from amtuner.bench import real
 from amtuner.bench.common import DEFAULT_A
 from amtuner.model import SchedulerKind
+from amtuner.sim.workload.frameworks import drivers, services, sessions
 from amtuner.sim.workload.launchers import launchers
 from tests.e2e.conftest import amtuner
 
@@ -51,6 +52,23 @@ def test_a_launcher_carries_its_child_for_the_am_host() -> None:
     second = dataclasses.replace(batch.jobs[3], job_id="child-xx", launched_by="launcher-00")
     with pytest.raises(ValueError, match="launcher-00 launches more than one child"):
         real.apps.real_jobs(dataclasses.replace(batch, jobs=(*batch.jobs, second)))
+
+
+def test_sessions_drivers_and_services_keep_their_runs_on_the_real_rm() -> None:
+    """A session's DAGs, a driver's jobs and a service's life reach the AM host in a ``runs``
+    tag (RUNSxIDLE_SxLINGER_S); an app that runs once and lingers not has none, and a
+    launcher's child cannot have one."""
+    (session,) = real.apps.real_jobs(sessions(1, dags=3, gap_s=6.0, timeout_s=10.0))
+    assert "amtuner.runs=3x6x10" in session.tags()
+    (service, job) = real.apps.real_jobs(services(1, life_s=60.0))
+    assert "amtuner.runs=1x0x60" in service.tags() and service.maps is None
+    assert not [t for t in job.tags() if t.startswith("amtuner.runs")]
+    (driver,) = real.apps.real_jobs(drivers(1, jobs=2, work_s=5.0))
+    assert "amtuner.runs=2x5x0" in driver.tags() and "amtuner.am=6x1x0.05" in driver.tags()
+    batch = launchers(1)
+    child = dataclasses.replace(batch.jobs[1], runs=2)
+    with pytest.raises(ValueError, match="children run once"):
+        real.apps.real_jobs(dataclasses.replace(batch, jobs=(batch.jobs[0], child)))[0].tags()
 
 
 def test_figures_come_from_the_rms_own_times() -> None:

@@ -54,7 +54,15 @@ import org.apache.hadoop.yarn.webapp.util.WebAppUtils;
  * was allocated, as amtuner's simulator counts an AM's start-up; reduces once SLOWSTART of the
  * maps are done and every map is placed, and they hold their containers until the last map is
  * done (the job model of amtuner's simulator). An app with no tasks holds its AM until it is
- * killed.
+ * killed, unless it has a {@code runs} tag.
+ *
+ * <p>{@code amtuner.runs=RUNSxIDLE_SxLINGER_S} makes the AM run its tasks RUNS times, as a Tez
+ * session's {@code DAGAppMaster} runs one DAG per query and a Spark driver in the AM (cluster
+ * mode: {@code ApplicationMaster}) one job per action: once a run's last task is done it holds
+ * only its AM container for IDLE_S, then asks for the next run's tasks; after the last run it
+ * stays LINGER_S before its tear-down (a session's {@code
+ * tez.session.am.dag.submit.timeout.secs}; a long-lived service's life, with no tasks: a YARN
+ * service's {@code ServiceMaster}).
  *
  * <p>Each AM registers within {@value #LAUNCH_POLL_MS} ms of its launch and then heartbeats at a
  * fixed rate of its own, as a MapReduce AM's allocator thread does: AMs do not share a phase, so
@@ -203,6 +211,14 @@ final class AmHost implements Runnable {
     private final long teardownMs;
     private final double slowstart;
     private final long allocatedAt;
+    /** RUNS, IDLE_S and LINGER_S of its {@code runs} tag (1, 0, 0 without one). */
+    private final int runs;
+    private final long idleMs;
+    private final long lingerMs;
+    private final boolean hasRuns;
+    private int runsDone;
+    /** When its current run's tasks may be asked for: its start-up's end, or its idle's. */
+    private long runAt;
     /** When it heartbeats next: every AM at its own phase, from its registration on. */
     private long nextBeat;
     private final Map<ContainerId, Long> runningMaps = new HashMap<>();
@@ -244,6 +260,11 @@ final class AmHost implements Runnable {
       startupMs = Math.round(Double.parseDouble(am[0]) * 1000);
       teardownMs = Math.round(Double.parseDouble(am[1]) * 1000);
       slowstart = Double.parseDouble(am[2]);
+      hasRuns = tags.containsKey("runs");
+      String[] r = tags.getOrDefault("runs", "1x0x0").split("x");
+      runs = Integer.parseInt(r[0]);
+      idleMs = Math.round(Double.parseDouble(r[1]) * 1000);
+      lingerMs = Math.round(Double.parseDouble(r[2]) * 1000);
 
       Token<AMRMTokenIdentifier> token = attempt.getAMRMToken();
       token.setService(ClientRMProxy.getAMRMTokenService(conf));
@@ -259,6 +280,7 @@ final class AmHost implements Runnable {
           });
       RMContainer container = rm.getResourceScheduler().getRMContainer(amContainer);
       allocatedAt = container != null ? container.getCreationTime() : now;
+      runAt = allocatedAt + startupMs;
       nextBeat = now;
     }
 
@@ -275,12 +297,12 @@ final class AmHost implements Runnable {
     }
 
     private boolean step(long now) throws Exception {
-      if (maps == null && reduces == null && child.isEmpty()) {
+      if (maps == null && reduces == null && child.isEmpty() && !hasRuns) {
         record(client.allocate(0f));
         return true;
       }
       if (doneAt >= 0) {
-        if (now - doneAt < teardownMs) {
+        if (now - doneAt < lingerMs + teardownMs) {
           record(client.allocate(1f));
           return true;
         }
@@ -292,7 +314,7 @@ final class AmHost implements Runnable {
       }
       int mapCount = maps == null ? 0 : maps.count();
       int reduceCount = reduces == null ? 0 : reduces.count();
-      boolean mapsStarted = now - allocatedAt >= startupMs;
+      boolean mapsStarted = now >= runAt;
       if (!child.isEmpty() && childId == null && mapsStarted) {
         try {
           childId = submitChild();
@@ -319,9 +341,10 @@ final class AmHost implements Runnable {
       record(response);
       for (Container c : response.getAllocatedContainers()) {
         boolean isMap = c.getPriority().equals(MAP);
-        if (isMap ? mapsPlaced >= mapCount : reducesPlaced >= reduceCount) {
+        if (isMap ? mapsPlaced >= mapsAsked : reducesPlaced >= reducesAsked) {
           // More than was asked: the ask the RM held was not yet lowered by the removals sent
-          // with this heartbeat. MapReduce's RMContainerAllocator gives such containers back.
+          // with this heartbeat (or, between runs, with the last run's). MapReduce's
+          // RMContainerAllocator gives such containers back.
           client.releaseAssignedContainer(c.getId());
           continue;
         }
@@ -344,8 +367,14 @@ final class AmHost implements Runnable {
         heldReduces.clear();
       }
       reducesDone += release(runningReduces, now);
-      if (mapsDone == mapCount && reducesDone == reduceCount && childEnded()) {
-        doneAt = now;
+      if (mapsStarted && mapsDone == mapCount && reducesDone == reduceCount && childEnded()) {
+        if (runsDone + 1 < runs) {
+          runsDone++;
+          mapsAsked = mapsPlaced = mapsDone = reducesAsked = reducesPlaced = reducesDone = 0;
+          runAt = now + idleMs;
+        } else {
+          doneAt = now;
+        }
       }
       return true;
     }
