@@ -179,6 +179,14 @@ def benches(shared: Path | None = SHARED, *, quick: bool = False) -> tuple[list[
                 "daemon lives in",
             )
         )
+        out += [
+            Bench(name, f"{name}:{n}", why)
+            for name, n, why in (
+                ("sessions", 3, "Tez sessions of three DAGs, idle between and past the last"),
+                ("drivers", 3, "Spark drivers in cluster mode, computing in their AM"),
+                ("services", 6, "long-lived service AMs, as many jobs behind them"),
+            )
+        ]
     notes: list[str] = []
     traces = [
         (
