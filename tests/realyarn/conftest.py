@@ -17,12 +17,15 @@ from typing import Any
 import pytest
 import requests
 
+from amtuner.bench import real
+from amtuner.bench.real import Figures
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, Unavailable, apps
 from amtuner.realyarn.build import MODULE_DIR, MR_ALLOCATOR_DIR, Build, ensure_built
 from amtuner.realyarn.capture import SCENES
 from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
+from amtuner.sim.spec import Workload
 
 REQUIRE = os.environ.get("AMTUNER_REQUIRE_REALYARN") == "1"
 
@@ -158,9 +161,60 @@ def submit_holders(rm: RealRM, count: int) -> list[str]:
     return [apps.submit(session, rm.url, apps.RealJob(), str(rm.markers)) for _ in range(count)]
 
 
+def ours(records: list[dict[str, Any]], before: set[str]) -> list[dict[str, Any]]:
+    """The apps submitted since the RM listed ``before`` (ids): the cluster is shared with the
+    other tests, whose apps it lists too."""
+    return [a for a in records if a["id"] not in before]
+
+
+def warm_up(rm: RealRM) -> None:
+    """One app run to its AM's registration and killed: the first launch on a fresh cluster
+    (JIT, first localisation) takes seconds that no YARN setting makes, and a batch compared
+    with the simulator would count them (docs/fidelity.md)."""
+    session = requests.Session()
+    submit_holders(rm, 1)
+    wait_for(lambda: metrics(rm)["appsRunning"] == 1, 60, "the warm-up AM")
+    apps.kill_all(session, rm.url)
+    wait_for(lambda: not apps.listed(session, rm.url, "ACCEPTED,RUNNING"), 30, "no app")
+
+
 def metrics(rm: RealRM) -> dict[str, Any]:
     r = requests.get(f"{rm.url}/ws/v1/cluster/metrics", timeout=10)
     return dict(r.json()["clusterMetrics"])
+
+
+def against_sim(
+    rm: RealRM, batch: Workload, a: float, label: str, *, watch: dict[str, list[int]] | None = None
+) -> tuple[Figures, Figures]:
+    """``batch`` on a CapacityScheduler's real RM at ``a`` from a warm cluster to its last app's
+    end (every one SUCCEEDED), and through the simulator: AMs at once exact, makespans within
+    10 %; (real, simulated). ``watch``: each running app's containers at every look, filled
+    in."""
+    set_am_share(rm, a)
+    warm_up(rm)
+    session = requests.Session()
+    before = {str(r["id"]) for r in apps.listed(session, rm.url)}
+    for job in apps.real_jobs(batch):
+        apps.submit(session, rm.url, job, str(rm.markers))
+
+    def ended() -> list[dict[str, Any]] | None:
+        records = ours(apps.listed(session, rm.url), before)
+        if watch is not None:
+            for r in records:
+                if r["state"] == "RUNNING":
+                    watch.setdefault(str(r["name"]), []).append(int(r["runningContainers"]))
+        done = len(records) == len(batch.jobs) and all(r["state"] == "FINISHED" for r in records)
+        return records if done else None
+
+    records = wait_for(ended, 300, f"every app of {batch.name} to end")
+    assert {r["finalStatus"] for r in records} == {"SUCCEEDED"}
+    got = real.figures_of(records)
+    sim = real.run_sim(SchedulerKind.CAPACITY, a, "paper", real.HADOOP_HEARTBEATS, batch)
+    diff = (sim.makespan_s - got.makespan_s) / got.makespan_s
+    print(f"{label} at {a}: real {got} sim {sim} makespan diff {diff:+.1%}")
+    assert got.ams_at_once == sim.ams_at_once, (got, sim)
+    assert abs(diff) <= 0.10, (got, sim)
+    return got, sim
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

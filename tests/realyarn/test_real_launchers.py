@@ -15,14 +15,13 @@ from pathlib import Path
 import requests
 
 from amtuner.bench import real
-from amtuner.model import SchedulerKind
 from amtuner.realyarn import RealRM, apps
 from amtuner.realyarn.admission import SETTLE_S, holding_am
 from amtuner.sim.simulation import build_simulation
 from amtuner.sim.workload.launchers import launchers
 from tests.e2e.conftest import amtuner
 from tests.e2e.test_once import WAITING
-from tests.realyarn.conftest import metrics, set_am_share, submit_holders, wait_for
+from tests.realyarn.conftest import against_sim, ours, wait_for
 from tests.realyarn.test_real_once import DECISION, once_config
 
 DEADLOCKED = {
@@ -35,17 +34,11 @@ STILL_S = 20.0
 """How long the deadlock is watched: twice what a child needs from submission to its end."""
 
 
-def _ours(records: list[dict[str, object]], before: set[str]) -> list[dict[str, object]]:
-    """The apps submitted since the RM listed ``before`` (ids): the cluster is shared with the
-    other tests, whose apps it lists too."""
-    return [a for a in records if a["id"] not in before]
-
-
 def _held(records: list[dict[str, object]], before: set[str]) -> dict[str, bool]:
     """Each app of the batch by name: whether it holds its AM (RUNNING, or ACCEPTED with its
     container)."""
-    ours = _ours(records, before)
-    return {str(a["name"]): a["state"] == "RUNNING" or apps.am_allocated(a) for a in ours}
+    batch = ours(records, before)
+    return {str(a["name"]): a["state"] == "RUNNING" or apps.am_allocated(a) for a in batch}
 
 
 def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
@@ -68,9 +61,9 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
         return records if _held(records, before) == DEADLOCKED else None
 
     wait_for(settled, 60, f"the deadlock: {DEADLOCKED}")
-    held_since = sorted(holding_am(_ours(apps.listed(session, capacity_rm.url), before)))
+    held_since = sorted(holding_am(ours(apps.listed(session, capacity_rm.url), before)))
     time.sleep(STILL_S)
-    still = _ours(apps.listed(session, capacity_rm.url), before)
+    still = ours(apps.listed(session, capacity_rm.url), before)
     assert _held(still, before) == DEADLOCKED and sorted(holding_am(still)) == held_since
     assert not [a["name"] for a in still if a["state"] == "FINISHED"]
 
@@ -104,7 +97,7 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     try:
 
         def ended() -> list[dict[str, object]] | None:
-            records = _ours(apps.listed(session, capacity_rm.url), before)
+            records = ours(apps.listed(session, capacity_rm.url), before)
             done = len(records) == 6 and all(a["state"] == "FINISHED" for a in records)
             return records if done else None
 
@@ -134,26 +127,5 @@ def test_launchers_run_on_the_real_rm_as_in_the_simulator(
         am_teardown_s=real.AM_TEARDOWN_S, nodes=capacity_rm.spec.nodes,
         node_memory_mb=capacity_rm.spec.node_memory_mb,
     )  # fmt: skip
-    set_am_share(capacity_rm, 0.25)
-    session = requests.Session()
-    submit_holders(capacity_rm, 1)
-    wait_for(lambda: metrics(capacity_rm)["appsRunning"] == 1, 60, "the warm-up AM")
-    apps.kill_all(session, capacity_rm.url)
-    wait_for(lambda: not apps.listed(session, capacity_rm.url, "ACCEPTED,RUNNING"), 30, "no app")
-    before = {str(a["id"]) for a in apps.listed(session, capacity_rm.url)}
-    for job in apps.real_jobs(batch):
-        apps.submit(session, capacity_rm.url, job, str(capacity_rm.markers))
-
-    def ended() -> list[dict[str, object]] | None:
-        records = _ours(apps.listed(session, capacity_rm.url), before)
-        done = len(records) == 6 and all(a["state"] == "FINISHED" for a in records)
-        return records if done else None
-
-    records = wait_for(ended, 300, "every launcher and child to end")
-    assert {a["finalStatus"] for a in records} == {"SUCCEEDED"}
-    got = real.figures_of(records)
-    sim = real.run_sim(SchedulerKind.CAPACITY, 0.25, "paper", real.HADOOP_HEARTBEATS, batch)
-    assert got.ams_at_once == sim.ams_at_once == 4, (got, sim)
-    diff = (sim.makespan_s - got.makespan_s) / got.makespan_s
-    print(f"launchers at 0.25: real {got} sim {sim} makespan diff {diff:+.1%}")
-    assert abs(diff) <= 0.10, (got, sim)
+    got, _ = against_sim(capacity_rm, batch, 0.25, "launchers")
+    assert got.ams_at_once == 4, got
