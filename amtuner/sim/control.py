@@ -43,7 +43,7 @@ from amtuner.sim.adapter import watch_allocation_file
 from amtuner.sim.rmapi import FaceOptions, SimLike
 from amtuner.sim.server import ALLOC_RELOAD_INTERVAL_S, ALLOC_RELOAD_WAIT_S
 from amtuner.sim.simulation import SchedulerConfigError, Simulation
-from amtuner.sim.view import AppView, ClusterView
+from amtuner.sim.view import AppView, ClusterView, NodeView
 
 SIM_URL = "http://sim"
 
@@ -128,6 +128,9 @@ class _Instant:
         if self._view is None:
             self._view = self.sim.view()
         return self._view
+
+    def node_views(self) -> list[NodeView]:
+        return self.sim.node_views()
 
     def app_views(
         self, states: Collection[str] | None = None, limit: int | None = None

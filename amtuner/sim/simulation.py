@@ -23,7 +23,7 @@ from amtuner.sim.jobs import Runtime
 from amtuner.sim.placement import AM_NODE_LABEL
 from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
 from amtuner.sim.spec import HADOOP_3, Heartbeats, Workload
-from amtuner.sim.view import AppView, ClusterView, Res
+from amtuner.sim.view import AppView, ClusterView, NodeView, Res
 
 __all__ = [
     "SchedulerConfigError",
@@ -258,6 +258,20 @@ class Simulation:
             containers_pending=rt.containers_pending,
             queues=queues,
         )
+
+    def node_views(self) -> list[NodeView]:
+        """Every node (O(nodes): the RM's nodes document lists them all)."""
+        labels = self.cluster.labels
+        return [
+            NodeView(
+                name=n.name,
+                total=Res(n.memory_mb, n.vcores),
+                used=Res(n.memory_mb - n.free_mb, n.vcores - n.free_vcores),
+                containers=n.containers,
+                label=labels[n.part],
+            )
+            for n in self.cluster.nodes
+        ]
 
     def app_views(
         self, states: Collection[str] | None = None, limit: int | None = None

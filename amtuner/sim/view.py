@@ -23,6 +23,18 @@ class Res:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeView:
+    """One NodeManager as the RM lists it (``NodeInfo``): every simulated node runs."""
+
+    name: str
+    total: Res
+    used: Res
+    containers: int
+    label: str = ""
+    """Its node-label partition ("": the default one)."""
+
+
+@dataclass(frozen=True, slots=True)
 class UserView:
     """One user of a CS leaf (``UsersManager.User``, rendered as the REST ``UserInfo``): the
     user limit and the user AM limit are where a user's apps stop, whatever the queue has."""

@@ -682,3 +682,25 @@ def test_update_queue_sets_exactly_the_given_keys(updates: dict[str, str]) -> No
     after = dict(rmapi.conf_properties(rmapi.apply_sched_conf(CS_CONF, body)))
     expected = before | {f"yarn.scheduler.capacity.root.b.{k}": v for k, v in updates.items()}
     assert after == expected
+
+
+def test_the_nodes_document_adds_up_to_the_cluster_metrics() -> None:
+    """Each node's ``NodeInfo`` (``totalResource`` 3.3+, and the 2.x MB and vcore figures) sums
+    to what the metrics say of the whole cluster, mid-run."""
+    from amtuner.sim.simulation import build_simulation, default_scheduler_config
+    from amtuner.sim.workload import load_workload
+
+    wl = load_workload("paper:mixed")
+    sim = build_simulation("capacity", wl, default_scheduler_config("capacity", wl.queues, 0.5))
+    sim.run(30)
+    nodes = get(sim, "/ws/v1/cluster/nodes?states=RUNNING")["nodes"]["node"]
+    m = get(sim, "/ws/v1/cluster/metrics")["clusterMetrics"]
+    assert len(nodes) == m["activeNodes"] == wl.nodes
+    assert {n["state"] for n in nodes} == {"RUNNING"} and len({n["id"] for n in nodes}) == wl.nodes
+    assert sum(n["totalResource"]["memory"] for n in nodes) == m["totalMB"]
+    assert sum(n["totalResource"]["vCores"] for n in nodes) == m["totalVirtualCores"]
+    assert sum(n["usedMemoryMB"] for n in nodes) == m["allocatedMB"] > 0
+    assert sum(n["numContainers"] for n in nodes) == m["containersAllocated"]
+    for n in nodes:
+        assert n["usedMemoryMB"] + n["availMemoryMB"] == n["totalResource"]["memory"]
+        assert n["usedResource"]["memory"] == n["usedMemoryMB"] and n["nodeLabels"] == []

@@ -48,6 +48,7 @@ from amtuner.sim.rmapi.rest import (
     apps_info,
     cluster_info,
     cluster_metrics,
+    nodes_info,
     scheduler_info,
 )
 from amtuner.sim.rmapi.store import (
@@ -57,7 +58,7 @@ from amtuner.sim.rmapi.store import (
     conf_properties,
 )
 from amtuner.sim.rmapi.webui import byte_desc, cluster_page, metrics_overview
-from amtuner.sim.view import AppView, ClusterView
+from amtuner.sim.view import AppView, ClusterView, NodeView
 
 __all__ = [
     "APP_STATES",
@@ -116,6 +117,8 @@ class SimLike(Protocol):
     scheduler_kind: SchedulerKind
 
     def view(self) -> ClusterView: ...
+
+    def node_views(self) -> list[NodeView]: ...
 
     def app_views(
         self, states: Collection[str] | None = None, limit: int | None = None
@@ -272,6 +275,7 @@ _ROUTES: dict[str, str] = {
     "/ws/v1/cluster/metrics": "metrics",
     "/ws/v1/cluster/scheduler": "scheduler",
     "/ws/v1/cluster/apps": "apps",
+    "/ws/v1/cluster/nodes": "nodes",
     "/ws/v1/cluster/scheduler-conf": "conf",
     REFRESH_PATH: "refresh",
     "/": "page",
@@ -327,6 +331,8 @@ def handle(
             response = json_response(200, cluster_metrics(sim.view()))
         case "scheduler":
             response = json_response(200, scheduler_info(sim.view()))
+        case "nodes":
+            response = json_response(200, nodes_info(sim.node_views(), options))
         case "apps":
             response = _apps(sim, parse_qs(split.query), options)
         case "page" | "about":

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from amtuner.sim.rmapi.face import FaceOptions
-from amtuner.sim.view import AppView, ClusterView, QueueView, Res, UserView
+from amtuner.sim.view import AppView, ClusterView, NodeView, QueueView, Res, UserView
 
 
 def _res(r: Res) -> dict[str, int]:
@@ -303,6 +303,37 @@ def scheduler_info(view: ClusterView) -> dict[str, Any]:
         "orderingPolicyInfo": "utilization",
     }
     return {"scheduler": {"schedulerInfo": info}}
+
+
+def nodes_info(nodes: list[NodeView], options: FaceOptions) -> dict[str, Any]:
+    """``/ws/v1/cluster/nodes`` (``NodesInfo`` of ``NodeInfo``), the 3.x fields: the 2.x
+    memory and vcore figures, the ``usedResource``, ``availableResource`` and
+    ``totalResource`` objects (3.3+) and each node's labels."""
+
+    def one(n: NodeView) -> dict[str, Any]:
+        free = Res(n.total.memory_mb - n.used.memory_mb, n.total.vcores - n.used.vcores)
+        host = n.name.partition(":")[0]
+        return {
+            "rack": "/default-rack",
+            "state": "RUNNING",
+            "id": n.name,
+            "nodeHostName": host,
+            "nodeHTTPAddress": f"{host}:8042",
+            "lastHealthUpdate": options.started_on_ms,
+            "version": options.rm_version,
+            "healthReport": "",
+            "numContainers": n.containers,
+            "usedMemoryMB": n.used.memory_mb,
+            "availMemoryMB": free.memory_mb,
+            "usedVirtualCores": n.used.vcores,
+            "availableVirtualCores": free.vcores,
+            "nodeLabels": [n.label] if n.label else [],
+            "usedResource": _res(n.used),
+            "availableResource": _res(free),
+            "totalResource": _res(n.total),
+        }
+
+    return {"nodes": {"node": [one(n) for n in nodes]}}
 
 
 _FINAL_STATUS = {"FINISHED": "SUCCEEDED", "FAILED": "FAILED", "KILLED": "KILLED"}
