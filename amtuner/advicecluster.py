@@ -10,7 +10,8 @@ The queues come from, first found:
   TLS, Kerberos, ``user.name``), for an operator who cannot read the file, say from a laptop:
   the queue tree of ``/ws/v1/cluster/scheduler`` (`amtuner.monitor.queuetree`) written as the
   scheduler file it stands for (`capacity_file_of`, `allocation_file_of`), and the cluster's
-  shape from ``/ws/v1/cluster/metrics`` (`amtuner.record.shape_of`, as a trace's header has it).
+  shape from ``/ws/v1/cluster/nodes`` (`shape_of_nodes`), else from ``/ws/v1/cluster/metrics``
+  (`amtuner.record.shape_of`, as a trace's header has it).
   What the document does not report is said (`Cluster.notes`), never filled in silently.
 
 Either way the replay runs one scheduler file, so a queue tree read from the RM and the file it
@@ -34,7 +35,8 @@ from amtuner.model import GLOBAL_TARGET, SchedulerKind, format_a
 if TYPE_CHECKING:
     from amtuner.config import Config
     from amtuner.executor import SchedulerFile
-    from amtuner.monitor.queuetree import QueueTree
+    from amtuner.monitor import RMClient
+    from amtuner.monitor.queuetree import NodeSize, QueueTree
     from amtuner.sim.spec import Workload
 
 
@@ -53,7 +55,7 @@ class Cluster:
     """``file``, ``rm-store`` (the configuration store), ``rm`` (the scheduler document) or
     ``default`` (a default leaf per queue of the trace)."""
     shape: dict[str, int] = dataclasses.field(default_factory=dict)
-    """The RM's nodes, node memory and vcores (`amtuner.record.shape_of`) when read from it."""
+    """The RM's nodes, node memory and vcores (`shape_of_nodes`) when read from it."""
     notes: tuple[str, ...] = ()
     """What the RM did not report and the replay takes as Hadoop's default."""
 
@@ -159,11 +161,12 @@ def read_from_rm(
         metrics_doc = client.get_json(METRICS_PATH)
         metrics = parse_metrics(metrics_doc, f"{client.active_url}{METRICS_PATH}")
         tree = parse_queue_tree(doc, source)
+        notes: list[str] = []
+        shape = _nodes_shape(client, notes) or shape_of(metrics_doc)
     except ObservationError as exc:
         raise ClusterError(f"{exc.reason}: {exc}", ExitCode.for_error(exc.reason)) from None
     if kind_name not in (None, "auto") and SchedulerKind(kind_name) is not tree.kind:
         raise ClusterError(f"{source}: the RM runs the {tree.kind} scheduler, not {kind_name}")
-    notes: list[str] = []
     if tree.kind is SchedulerKind.CAPACITY:
         data = capacity_file_of(tree, notes)
     else:
@@ -173,9 +176,46 @@ def read_from_rm(
         currents = tuple(file.effective_value(t) for t in targets)
     except ExecutorError as exc:
         raise ClusterError(f"{exc} (the queue tree of {source})") from None
-    return Cluster(
-        tree.kind, targets, data, source, currents, "rm", shape_of(metrics_doc), tuple(notes)
-    )
+    return Cluster(tree.kind, targets, data, source, currents, "rm", shape, tuple(notes))
+
+
+def _nodes_shape(client: RMClient, notes: list[str]) -> dict[str, int]:
+    """The running nodes' count and size (`shape_of_nodes`), {} where the RM does not serve the
+    nodes document (a gateway that passes only some paths: 403 or 404), said in ``notes``."""
+    from amtuner.monitor import ObservationError
+    from amtuner.monitor.queuetree import NODES_PATH, parse_nodes
+
+    try:
+        doc = client.get_json(NODES_PATH + "?states=RUNNING")
+    except ObservationError as exc:
+        if exc.reason != "http-error":
+            raise
+        notes.append(f"{exc}: each node's size is the cluster's total over its activeNodes")
+        return {}
+    return shape_of_nodes(parse_nodes(doc, f"{client.active_url}{NODES_PATH}"), notes)
+
+
+def shape_of_nodes(nodes: Sequence[NodeSize], notes: list[str]) -> dict[str, int]:
+    """The replay's nodes: as many as run, of their mean size (the simulated cluster's nodes
+    are all alike); nodes of different sizes, or with node labels, are said in ``notes``."""
+    count = len(nodes)
+    memory = sum(n.memory_mb for n in nodes) // count
+    shape = {"nodes": count, "node_memory_mb": memory}
+    vcores = [n.vcores for n in nodes if n.vcores]
+    if len(vcores) == count:
+        shape["node_vcores"] = sum(vcores) // count
+    sizes = sorted({n.memory_mb for n in nodes})
+    if len(sizes) > 1 or len({n.vcores for n in nodes}) > 1:
+        notes.append(
+            f"the nodes differ in size ({sizes[0]} to {sizes[-1]} MB): replayed as {count} "
+            f"nodes of their mean, {memory} MB"
+        )
+    labelled = [n for n in nodes if n.labels]
+    if labelled:
+        names = ", ".join(sorted({label for n in labelled for label in n.labels}))
+        notes.append(f"{len(labelled)} of the nodes carry node labels ({names}): replayed as "
+                     "unlabelled")  # fmt: skip
+    return shape
 
 
 def _common_share(tree: QueueTree, default: float, notes: list[str], key: str) -> float | None:

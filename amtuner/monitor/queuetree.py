@@ -19,6 +19,10 @@ are read back from what they made, and some are not there at all:
   share (one with apps): None otherwise.
 
 Node-label partitions and a FairScheduler's placement rules are not in these settings.
+
+Beside the tree, the nodes of ``/ws/v1/cluster/nodes`` (`parse_nodes`): each running node's
+size, which the cluster's metrics give only summed (and in Hadoop 3.5.0 without a labelled
+partition's nodes' memory).
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 from amtuner.model import A_DECIMALS, SchedulerKind, round_a
-from amtuner.monitor.fields import _bad, _obj, _opt_count, _resource
+from amtuner.monitor.fields import _bad, _count, _obj, _opt_count, _resource
 from amtuner.monitor.rest import (
     _CS_LEAF_TYPE,
     _FS_LEAF_TYPE,
@@ -210,6 +214,58 @@ def _fs_queues(queue: Mapping[str, Any]) -> Iterator[FSQueueSettings]:
     )
     for child in kids:
         yield from _fs_queues(child)
+
+
+NODES_PATH = "/cluster/nodes"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeSize:
+    """One running NodeManager's capacity; vcores None where the RM does not say (2.4)."""
+
+    id: str
+    memory_mb: int
+    vcores: int | None
+    labels: tuple[str, ...] = ()
+
+
+def _node(node: Any, url: str) -> NodeSize | None:
+    """A ``NodeInfo``'s size, None unless it runs (``NodeState.RUNNING``: what ``activeNodes``
+    counts): ``totalResource`` (3.3+), else used plus available memory and vcores."""
+    if not isinstance(node, Mapping):
+        raise _bad(f"{url}: a node is not an object")
+    where = f"{url} node {node.get('id')!r}"
+    if node.get("state") != "RUNNING":
+        return None
+    total = _resource(node, "totalResource", where)
+    if total is None:
+        memory = _count(node, "usedMemoryMB", where) + _count(node, "availMemoryMB", where)
+        used = _opt_count(node, "usedVirtualCores", where)
+        free = _opt_count(node, "availableVirtualCores", where)
+        vcores = None if used is None or free is None else used + free
+    else:
+        memory, vcores = total
+    labels = node.get("nodeLabels") or ()
+    if isinstance(labels, str):  # one label of a wrapped list
+        labels = (labels,)
+    if not isinstance(labels, list | tuple) or not all(isinstance(x, str) for x in labels):
+        raise _bad(f"{where}.nodeLabels: expected a list of labels, got {labels!r}")
+    return NodeSize(str(node.get("id")), memory, vcores, tuple(labels))
+
+
+def parse_nodes(doc: Any, url: str = "nodes") -> tuple[NodeSize, ...]:
+    """The running nodes of ``{"nodes": {"node": [...]}}``; refuses an answer with none."""
+    if not isinstance(doc, Mapping) or "nodes" not in doc:
+        raise _bad(f"{url}: missing object 'nodes'")
+    listed = doc["nodes"].get("node") if isinstance(doc["nodes"], Mapping) else None
+    if isinstance(listed, Mapping):  # one node of a wrapped list
+        listed = [listed]
+    if listed is not None and not isinstance(listed, list):
+        raise _bad(f"{url}: expected a list of nodes, got {type(listed).__name__}")
+    nodes = tuple(n for n in (_node(x, url) for x in listed or ()) if n is not None)
+    if not nodes:
+        raise _bad(f"{url}: no node is RUNNING: no cluster to replay on")
+    return nodes
 
 
 CAPACITY_ROUNDING = 0.01

@@ -88,6 +88,8 @@ def test_the_rms_queues_give_the_advice_of_the_file_they_came_from(
     )  # fmt: skip
     assert from_rm["scheduler_file"] == f"{url}/ws/v1/cluster/scheduler"
     assert from_rm["workload"]["nodes"] == SIM_NODES
+    weights = "the RM reports no FairScheduler weight: each is read from the queues' steady fair "
+    assert [n[: len(weights)] for n in from_rm["notes"]] == ([weights] if kind == "fair" else [])
     from_file = advise("--trace", str(trace), "--scheduler", kind, "--scheduler-file",
                        str(sched), "--nodes", str(SIM_NODES), *targets)  # fmt: skip
     assert from_file["queues_from"] == "file" and from_file["shape_from"] == "flags"
@@ -166,3 +168,26 @@ def test_an_rm_that_cannot_be_read_is_refused(tmp_path: Path, canned_rm: Any) ->
     assert run.returncode == ExitCode.CONFIG and "not both" in run.stderr
     run = amtuner("advise", "--trace", str(trace), "--from-rm", "--scheduler", "fair")
     assert run.returncode == ExitCode.CONFIG and "give --config" in run.stderr
+
+
+def test_without_the_nodes_document_the_metrics_give_the_shape(
+    tmp_path: Path, canned_rm: Any
+) -> None:
+    """Hadoop 3.5.0's answers, behind a gateway that passes no /ws/v1/cluster/nodes."""
+    trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
+    recorded = Path(__file__).parents[1] / "data" / "monitor" / "hadoop-3.5.0" / "capacity"
+
+    def answer(req: Any) -> tuple[int, dict[str, str], bytes]:
+        path = req.path.split("?")[0].removeprefix("/ws/v1/cluster/")
+        if path not in ("info", "metrics", "scheduler"):
+            return 404, {"Content-Type": "text/plain"}, b"Not Found"
+        return 200, {"Content-Type": "application/json"}, (recorded / f"{path}.json").read_bytes()
+
+    url = canned_rm(answer)
+    report = advise("--trace", str(trace), "--rm", url)
+    assert (report["queues_from"], report["shape_from"]) == ("rm", "rm")
+    assert report["current"] == "0.1875"
+    assert (report["workload"]["nodes"], report["workload"]["node_memory_mb"]) == (2, 8192)
+    (note,) = report["notes"]
+    assert "/ws/v1/cluster/nodes" in note and "answered HTTP 404" in note
+    assert note.endswith("each node's size is the cluster's total over its activeNodes")

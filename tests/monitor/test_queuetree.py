@@ -14,7 +14,13 @@ import pytest
 from amtuner.advicecluster import allocation_file_of, capacity_file_of
 from amtuner.model import SchedulerKind
 from amtuner.monitor import ObservationError
-from amtuner.monitor.queuetree import CSQueueSettings, FSQueueSettings, parse_queue_tree
+from amtuner.monitor.queuetree import (
+    CSQueueSettings,
+    FSQueueSettings,
+    NodeSize,
+    parse_nodes,
+    parse_queue_tree,
+)
 from amtuner.sim.sched_config import UNLIMITED
 from amtuner.sim.sched_config.capacity import parse_capacity_config
 from amtuner.sim.sched_config.fair import parse_allocation_file
@@ -186,3 +192,54 @@ def test_bad_fair_documents_are_refused() -> None:
         parse_queue_tree({"scheduler": {"schedulerInfo": {"type": "fifoScheduler"}}})
     with pytest.raises(ObservationError, match="missing object 'scheduler'"):
         parse_queue_tree({"clusterMetrics": {}})
+
+
+def test_nodes_of_an_hdp_sandbox_and_of_the_simulated_rm() -> None:
+    """2.4's NodeInfo: memory as used + available, no vcores; 3.x's: ``totalResource``."""
+    from amtuner.advicecluster import shape_of_nodes
+    from amtuner.sim.rmapi.face import FaceOptions
+    from amtuner.sim.rmapi.rest import nodes_info
+    from amtuner.sim.simulation import build_simulation, default_scheduler_config
+    from amtuner.sim.workload import load_workload
+
+    knox = parse_nodes(load(SHARED / "rm-rest-real" / "apache-knox" / "nodes.json"))
+    assert knox == (NodeSize("localhost:45454", 8192, None),)
+    notes: list[str] = []
+    assert shape_of_nodes(knox, notes) == {"nodes": 1, "node_memory_mb": 8192} and notes == []
+
+    wl = load_workload("paper:mixed")
+    sim = build_simulation("capacity", wl, default_scheduler_config("capacity", wl.queues),
+                           nodes=3, node_memory_mb=4096, node_vcores=4, labelled=[("gpu", 1)])
+    sim.run(60)
+    doc = json.loads(json.dumps(nodes_info(sim.node_views(), FaceOptions())))
+    nodes = parse_nodes(doc)
+    assert [(n.memory_mb, n.vcores) for n in nodes] == [(4096, 4)] * 3
+    assert [n.labels for n in nodes].count(("gpu",)) == 1
+    assert shape_of_nodes(nodes, notes) == {"nodes": 3, "node_memory_mb": 4096, "node_vcores": 4}
+    assert notes == ["1 of the nodes carry node labels (gpu): replayed as unlabelled"]
+
+
+def test_nodes_of_different_sizes_are_replayed_as_their_mean() -> None:
+    from amtuner.advicecluster import shape_of_nodes
+
+    notes: list[str] = []
+    nodes = [NodeSize("a", 8192, 8), NodeSize("b", 8192, 8), NodeSize("c", 16384, 16)]
+    assert shape_of_nodes(nodes, notes) == {
+        "nodes": 3, "node_memory_mb": 10922, "node_vcores": 10
+    }  # fmt: skip
+    assert notes == ["the nodes differ in size (8192 to 16384 MB): replayed as 3 nodes of their "
+                     "mean, 10922 MB"]  # fmt: skip
+
+
+def test_nodes_documents_that_cannot_be_read_are_refused() -> None:
+    new = load(SHARED / "rm-rest-real" / "dd-agent" / "nodes_metrics.json")
+    with pytest.raises(ObservationError, match="no node is RUNNING"):
+        parse_nodes(new)
+    with pytest.raises(ObservationError, match="no node is RUNNING"):
+        parse_nodes({"nodes": None})
+    knox = load(SHARED / "rm-rest-real" / "apache-knox" / "nodes.json")
+    knox["nodes"]["node"][0]["availMemoryMB"] = -1
+    with pytest.raises(ObservationError, match="availMemoryMB: negative value -1"):
+        parse_nodes(knox)
+    with pytest.raises(ObservationError, match="missing object 'nodes'"):
+        parse_nodes({"node": []})
