@@ -170,12 +170,14 @@ def test_an_rm_that_cannot_be_read_is_refused(tmp_path: Path, canned_rm: Any) ->
     assert run.returncode == ExitCode.CONFIG and "give --config" in run.stderr
 
 
+@pytest.mark.parametrize("kind", ["capacity", "fair"])
 def test_without_the_nodes_document_the_metrics_give_the_shape(
-    tmp_path: Path, canned_rm: Any
+    tmp_path: Path, canned_rm: Any, kind: str
 ) -> None:
-    """Hadoop 3.5.0's answers, behind a gateway that passes no /ws/v1/cluster/nodes."""
+    """Hadoop 3.5.0's answers, behind a gateway that passes no /ws/v1/cluster/nodes: A 0.1875
+    on both schedulers (the FairScheduler's read back from its leaf's AM limit)."""
     trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
-    recorded = Path(__file__).parents[1] / "data" / "monitor" / "hadoop-3.5.0" / "capacity"
+    recorded = Path(__file__).parents[1] / "data" / "monitor" / "hadoop-3.5.0" / kind
 
     def answer(req: Any) -> tuple[int, dict[str, str], bytes]:
         path = req.path.split("?")[0].removeprefix("/ws/v1/cluster/")
@@ -185,9 +187,12 @@ def test_without_the_nodes_document_the_metrics_give_the_shape(
 
     url = canned_rm(answer)
     report = advise("--trace", str(trace), "--rm", url)
-    assert (report["queues_from"], report["shape_from"]) == ("rm", "rm")
+    assert (report["scheduler"], report["queues_from"], report["shape_from"]) == (kind, "rm", "rm")
     assert report["current"] == "0.1875"
     assert (report["workload"]["nodes"], report["workload"]["node_memory_mb"]) == (2, 8192)
     (note,) = report["notes"]
     assert "/ws/v1/cluster/nodes" in note and "answered HTTP 404" in note
     assert note.endswith("each node's size is the cluster's total over its activeNodes")
+    people = amtuner("advise", "--trace", str(trace), "--rm", url, "--seeds", "2")
+    assert people.returncode == 0, people.stderr
+    assert f"note: {note}\n" in people.stdout and "2 nodes x 8192 MB (the RM's)" in people.stdout
