@@ -19,6 +19,7 @@ from amtuner.bench import (
     ZOO_DEVELOPMENT_SEEDS,
     ZOO_JUDGING_FIRST_SEED,
     ZOO_RUN_SEEDS,
+    advise_week,
     am_share,
     default_workers,
     plot_file,
@@ -569,5 +570,6 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="parallel processes (default: the CPUs available, %(default)s)")
     p.add_argument("--json", type=Path, help="write the results as JSON here")
     p.set_defaults(func=cmd_advise)
+    advise_week.register(sub)
 
 
