@@ -42,6 +42,7 @@ from amtuner.monitor.rest import (
     _is_leaf,
     _loaded_share,
     _partition,
+    cs_path,
     scheduler_kind_of,
 )
 
@@ -117,12 +118,7 @@ def _percent(obj: Mapping[str, Any], key: str, where: str) -> float:
 
 
 def _cs_queues(queue: Mapping[str, Any], parent: str) -> Iterator[CSQueueSettings]:
-    name = queue.get("queueName")
-    path = queue.get("queuePath")
-    if not isinstance(path, str) or not path:
-        if not isinstance(name, str) or not name:
-            raise _bad(f"queue under {parent or 'the scheduler'}: missing queueName")
-        path = f"{parent}.{name}" if parent else name
+    path = cs_path(queue, parent)
     kids = _children(queue, "queues", path)
     names = []
     for child in kids:

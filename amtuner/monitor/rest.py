@@ -292,6 +292,18 @@ _PARTITION_BLOCKS = (
 )
 
 
+def cs_path(queue: Mapping[str, Any], parent: str) -> str:
+    """A CapacityScheduler queue's full path: its ``queuePath``, else its parent's and its
+    ``queueName`` (RMs that do not report the path)."""
+    name = queue.get("queueName")
+    path = queue.get("queuePath")
+    if not isinstance(path, str) or not path:
+        if not isinstance(name, str) or not name:
+            raise _bad(f"queue under {parent or 'the scheduler'}: missing queueName")
+        path = f"{parent}.{name}" if parent else name
+    return path
+
+
 def _cs_leaves(
     queue: Mapping[str, Any],
     parent: str,
@@ -301,12 +313,7 @@ def _cs_leaves(
 ) -> Iterator[QueueStats]:
     """The leaves at or under ``queue``; ``ancestors``: the `QueueStats.ancestor_max_apps` of
     its children."""
-    name = queue.get("queueName")
-    path = queue.get("queuePath")
-    if not isinstance(path, str) or not path:
-        if not isinstance(name, str) or not name:
-            raise _bad(f"queue under {parent or 'the scheduler'}: missing queueName")
-        path = f"{parent}.{name}" if parent else name
+    path = cs_path(queue, parent)
     children = _children(queue, "queues", path)
     if children:
         limit = _opt_count(queue, "maxParallelApps", path)
