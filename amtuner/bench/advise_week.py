@@ -141,7 +141,7 @@ def on_local_cluster(argv: list[str], workers: int) -> tuple[dict[str, Any], dic
     before, t0 = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
     with LocalCluster(
         n_workers=workers, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: never a fixed one
     ) as cluster:  # fmt: skip
         report, _ = timed_advise([*argv, "--dask", cluster.scheduler_address])
     return report, {"wall_s": round(time.monotonic() - t0, 1), **_cpu_since(before)}

@@ -26,7 +26,7 @@ def cluster() -> Iterator[str]:
     distributed = pytest.importorskip("distributed")
     with distributed.LocalCluster(
         n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
-        dashboard_address=None,
+        dashboard_address=":0",  # any free port: never a fixed one
     ) as local:  # fmt: skip
         yield local.scheduler_address
 
