@@ -15,8 +15,11 @@ its other containers go too: `amtuner.sim.csqueue.place`): a request is placed o
 partition's nodes, and the queue's AM limit there is its capacity there times its AM percent
 there, normalised up, nothing borrowed (``calculateAndGetAMResourceLimitPerPartition``).
 
+The user limit in a labelled partition is ``computeUserLimit`` on the leaf's capacity, use and
+maximum there, the active users the leaf's (`label_user_limit_mb`).
+
 Not modelled: absolute-resource capacities, preemption, user weights, per-user max applications;
-a leaf using two labelled partitions, and the user limit in a labelled one.
+a leaf using two labelled partitions.
 """
 
 from __future__ import annotations
@@ -29,11 +32,12 @@ from amtuner.model import SchedulerKind
 from amtuner.sim.app import App
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.csqueue import CSQueue, RunnableApps, place, submitted
+from amtuner.sim.csview import Limits, queue_view
 from amtuner.sim.jobs import Runtime, Scheduler
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.sched_config import UNLIMITED, SchedulerConfigError
 from amtuner.sim.sched_config.capacity import CSConf, parse_capacity_config
-from amtuner.sim.view import QueueView, Res, UserView
+from amtuner.sim.view import QueueView
 
 
 def round_up(value: int, step: int) -> int:
@@ -49,12 +53,6 @@ def am_limit_mb(guarantee_mb: int, current_limit_mb: int, percent: float, min_al
     """Queue AM limit: max(guarantee, current limit) × percent, normalised up."""
     usable = current_limit_mb if guarantee_mb <= current_limit_mb else guarantee_mb
     return multiply_and_normalize_up(usable, percent, min_alloc_mb)
-
-
-def _one_vcore(memory_mb: int) -> Res:
-    """A limit computed from memory alone, as the RM reports it: one vcore, none at 0 MB (the
-    default resource calculator's normalisation; seen in Hadoop 3.5.0's ``amLimit``)."""
-    return Res(memory_mb, 1 if memory_mb > 0 else 0)
 
 
 def user_am_limit_mb(
@@ -255,6 +253,33 @@ class CapacityScheduler(Scheduler):
         leaf.user_limit = (current, users, limit)
         return limit
 
+    def label_user_limit_mb(self, leaf: CSQueue) -> int:
+        """The user limit in the labelled partition the leaf uses (``computeUserLimit`` for
+        that partition: its capacity, use and maximum capacity there)."""
+        c = leaf.conf
+        return user_limit_mb(
+            leaf.label_guarantee_mb, leaf.label_used_mb, leaf.label_max_mb,
+            self.cluster.min_alloc_mb, active_users=len(leaf.user_am_used),
+            user_limit_percent=c.user_limit_percent, user_limit_factor=c.user_limit_factor,
+        )  # fmt: skip
+
+    def limits_in(self, leaf: CSQueue, part: int) -> Limits:
+        """The leaf's limits in partition ``part`` (0: the default one), as the REST face
+        reports them (`amtuner.sim.csview`)."""
+        c, min_alloc = leaf.conf, self.cluster.min_alloc_mb
+        percent = c.in_partition(self.cluster.labels[part])[2]
+        if part:
+            guarantee, user = leaf.label_guarantee_mb, self.label_user_limit_mb(leaf)
+            am = multiply_and_normalize_up(guarantee, percent, min_alloc)
+        else:
+            guarantee, user = leaf.guarantee_mb, self.user_limit_mb(leaf)
+            am = am_limit_mb(guarantee, self.current_limit_mb(leaf), percent, min_alloc)
+        user_am = user_am_limit_mb(
+            guarantee, percent, am, min_alloc, user_limit_percent=c.user_limit_percent,
+            user_limit_factor=c.user_limit_factor, active_users=len(leaf.user_am_used) or 1,
+        )  # fmt: skip
+        return Limits(am, user_am, user)
+
     def user_am_limit_mb(self, leaf: CSQueue, queue_am_limit: int) -> int:
         """``getUserAMResourceLimitPerPartition`` in the partition of the leaf's AMs."""
         labelled = leaf.am_part > 0
@@ -304,6 +329,8 @@ class CapacityScheduler(Scheduler):
         leaf.pending_containers += 1
         leaf.pending_mb += app.am_memory_mb
         leaf.pending_vcores += app.am_vcores
+        if leaf.am_part:
+            leaf.label_pending_mb += app.am_memory_mb
         if self.parallel.can_run(leaf, app.user):
             self.parallel.track(leaf, app)
             self._activate(leaf)
@@ -373,6 +400,8 @@ class CapacityScheduler(Scheduler):
         leaf.pending_containers += containers
         leaf.pending_mb += memory_mb
         leaf.pending_vcores += vcores
+        if leaf.task_part:
+            leaf.label_pending_mb += memory_mb
         if not app.in_heap:
             app.in_heap = True
             heapq.heappush(leaf.heap, (app.index, app))
@@ -386,6 +415,9 @@ class CapacityScheduler(Scheduler):
         leaf.pending_vcores -= vcores
         if part:
             leaf.label_used_mb += memory_mb
+            leaf.label_used_vcores += vcores
+            leaf.label_pending_mb -= memory_mb
+            leaf.label_user_used[app.user] = leaf.label_user_used.get(app.user, 0) + memory_mb
             up: CSQueue | None = leaf
             while up is not None:
                 up.allocated_containers += 1
@@ -404,6 +436,8 @@ class CapacityScheduler(Scheduler):
         leaf: CSQueue = app.leaf  # type: ignore[assignment]
         if part:
             leaf.label_used_mb -= memory_mb
+            leaf.label_used_vcores -= vcores
+            leaf.label_user_used[app.user] -= memory_mb
             up: CSQueue | None = leaf
             while up is not None:
                 up.allocated_containers -= 1
@@ -519,7 +553,9 @@ class CapacityScheduler(Scheduler):
                 app.in_heap = False
                 continue
             if part:
-                if leaf.label_used_mb + mem > leaf.label_max_mb:
+                if leaf.label_used_mb + mem > leaf.label_max_mb or (
+                    leaf.label_user_used.get(app.user, 0) + mem > self.label_user_limit_mb(leaf)
+                ):
                     skipped.append((leaf, heapq.heappop(leaf.heap)))
                     continue
             elif leaf.used_mb + mem > (lone_limit if lone else self.current_limit_mb(leaf)):
@@ -543,58 +579,16 @@ class CapacityScheduler(Scheduler):
     # view
 
     def queue_views(self) -> tuple[QueueView, ...]:
-        total = self.cluster.part_mb[0]
+        total, labels = self.cluster.part_mb[0], self.cluster.labels
         views = []
         for q in self.queues.values():
-            c = q.conf
-            am_limit = self.am_limit_mb(q) if q.is_leaf else 0
-            user_am_limit = self.user_am_limit_mb(q, am_limit) if q.is_leaf else 0
+            part = q.am_part or q.task_part
             views.append(
-                QueueView(
-                    path=c.path,
-                    is_leaf=q.is_leaf,
-                    children=c.children,
-                    used=Res(q.used_mb, q.used_vcores),
-                    am_used=Res(q.am_used_mb, q.am_used_vcores),
-                    am_limit=_one_vcore(am_limit),
-                    num_pending_apps=len(q.pending),
-                    num_active_apps=q.active,
-                    num_nonrunnable_apps=len(q.nonrunnable),
-                    max_apps=c.max_apps,
-                    max_parallel_apps=c.max_parallel_apps,
-                    pending_containers=q.pending_containers,
-                    allocated_containers=q.allocated_containers,
-                    demand=Res(q.used_mb + q.pending_mb, q.used_vcores + q.pending_vcores),
-                    capacity=c.capacity,
-                    maximum_capacity=c.maximum_capacity,
-                    absolute_capacity=c.absolute_capacity,
-                    absolute_max_capacity=c.absolute_max_capacity,
-                    max_am_percent=c.am_percent,
-                    min_resources=Res(int(c.absolute_capacity * total), 0),
-                    max_resources=Res(int(c.absolute_max_capacity * total), 0),
-                    users=self._user_views(q, user_am_limit) if q.is_leaf else (),
-                    user_am_limit=_one_vcore(user_am_limit),
-                    user_limit_percent=c.user_limit_percent,
-                    user_limit_factor=c.user_limit_factor,
+                queue_view(
+                    q,
+                    total,
+                    self.limits_in(q, 0) if q.is_leaf else None,
+                    (labels[part], self.limits_in(q, part)) if q.is_leaf and part else None,
                 )
             )
         return tuple(views)
-
-    def _user_views(self, leaf: CSQueue, user_am_limit: int) -> tuple[UserView, ...]:
-        """The leaf's users, as ``UsersManager`` lists them: each with apps in the queue."""
-        pending: dict[str, int] = {}
-        for app in leaf.pending:
-            pending[app.user] = pending.get(app.user, 0) + 1
-        limit = _one_vcore(self.user_limit_mb(leaf))
-        return tuple(
-            UserView(
-                name=user,
-                used=Res(leaf.user_used.get(user, 0), 0),
-                am_used=Res(leaf.user_am_used.get(user, 0), 0),
-                am_limit=_one_vcore(user_am_limit),
-                resource_limit=limit,
-                pending_apps=pending.get(user, 0),
-                active_apps=leaf.user_active.get(user, 0),
-            )
-            for user in sorted(pending.keys() | leaf.user_active.keys())
-        )

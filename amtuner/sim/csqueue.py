@@ -41,7 +41,10 @@ class CSQueue:
         "is_leaf",
         "label_guarantee_mb",
         "label_max_mb",
+        "label_pending_mb",
         "label_used_mb",
+        "label_used_vcores",
+        "label_user_used",
         "max_mb",
         "min_pending_am",
         "nonrunnable",
@@ -79,6 +82,11 @@ class CSQueue:
         self.label_used_mb = 0
         """Its capacity, maximum capacity and use in the labelled partition it uses (the
         default partition's are `guarantee_mb`, `max_mb` and `used_mb`)."""
+        self.label_used_vcores = 0
+        self.label_pending_mb = 0
+        """What of `pending_mb` is asked for in that partition."""
+        self.label_user_used: dict[str, int] = {}
+        """Memory by user there (`user_used` is the default partition's)."""
         self.used_mb = 0
         self.used_vcores = 0
         self.allocated_containers = 0

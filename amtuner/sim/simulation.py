@@ -17,6 +17,7 @@ from amtuner.model import SchedulerKind
 from amtuner.sim.app import App
 from amtuner.sim.capacity import CapacityScheduler
 from amtuner.sim.cluster import Cluster
+from amtuner.sim.csview import default_partition
 from amtuner.sim.engine import Engine, make_rng
 from amtuner.sim.fair import FairScheduler
 from amtuner.sim.jobs import Runtime
@@ -240,11 +241,18 @@ class Simulation:
         cluster = self.cluster
         queues = self.scheduler.queue_views()
         root = queues[0]  # pre-order: its reservations are every queue's
+        total = Res(cluster.total_mb, cluster.total_vcores)
+        allocated = Res(cluster.used_mb, cluster.used_vcores)
+        containers, across = cluster.containers, None
+        if len(cluster.labels) > 1:
+            across = (total, allocated, containers)
+            total, allocated, containers = default_partition(cluster)
         return ClusterView(
             now_s=self.now,
             scheduler=self.scheduler_kind.value,  # type: ignore[arg-type]
-            total=Res(cluster.total_mb, cluster.total_vcores),
-            allocated=Res(cluster.used_mb, cluster.used_vcores),
+            total=total,
+            allocated=allocated,
+            across_partitions=across,
             reserved=root.reserved,
             containers_reserved=root.reserved_containers,
             active_nodes=len(cluster.nodes),
@@ -254,7 +262,7 @@ class Simulation:
             apps_running=rt.apps_running,
             apps_failed=rt.apps_failed,
             apps_killed=0,
-            containers_allocated=cluster.containers,
+            containers_allocated=containers,
             containers_pending=rt.containers_pending,
             queues=queues,
         )

@@ -48,6 +48,42 @@ class UserView:
     """The user limit (``computeUserLimit``): what the user may hold, AMs and tasks together."""
     pending_apps: int
     active_apps: int
+    partition: UserPartitionView | None = None
+    """The labelled partition of the leaf's containers, where its AMs (and ``am_used``) go."""
+
+
+@dataclass(frozen=True, slots=True)
+class UserPartitionView:
+    """A user's figures in a labelled partition (its ``resourceUsagesByPartition`` entry)."""
+
+    label: str
+    used: Res
+    am_used: Res
+    am_limit: Res
+    """The user AM limit there (``getUserAMResourceLimitPerPartition``)."""
+    resource_limit: Res
+    """The user limit there (``computeUserLimit`` for that partition): no document reports it."""
+
+
+@dataclass(frozen=True, slots=True)
+class PartitionView:
+    """A CS leaf's figures in one labelled partition (``PartitionQueueCapacitiesInfo``,
+    ``PartitionResourcesInfo``); the `QueueView`'s own are the default partition's."""
+
+    label: str
+    capacity: float
+    """Fraction of the parent's capacity in the partition."""
+    maximum_capacity: float
+    absolute_capacity: float
+    absolute_max_capacity: float
+    max_am_percent: float
+    guaranteed: Res
+    maximum: Res
+    used: Res
+    pending: Res
+    am_used: Res
+    am_limit: Res
+    user_am_limit: Res
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,6 +132,10 @@ class QueueView:
     """CS leaves: the AM limit of a user of the default weight (``userAMResourceLimit``)."""
     user_limit_percent: float = 100.0
     user_limit_factor: float = 1.0
+    partitions: tuple[PartitionView, ...] = ()
+    """CS leaves: the labelled partition their containers use, if any."""
+    default_label: str = ""
+    """CS: ``default-node-label-expression``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,5 +178,9 @@ class ClusterView:
     queues: tuple[QueueView, ...]
     """Pre-order: root first, parents before children."""
     containers_reserved: int = 0
+    across_partitions: tuple[Res, Res, int] | None = None
+    """CS with labelled partitions: every partition's total and allocated resources and
+    containers (``total*AcrossPartition``); ``total``, ``allocated`` and
+    ``containers_allocated`` are then the default partition's, as Hadoop 3.5.0 reports them."""
     minimum_allocation: Res = Res(1024, 1)
     maximum_allocation: Res = Res(8192, 4)

@@ -99,13 +99,15 @@ def test_ams_pinned_to_a_label_are_held_by_that_partitions_am_limit() -> None:
     sim.run_until(5.0)
     leaf = next(q for q in sim.view().queues if q.path == "root.default")
     assert (leaf.num_active_apps, leaf.num_pending_apps) == (1, 3)
-    assert leaf.am_limit.memory_mb == 2048
+    (core,) = leaf.partitions
+    assert (core.label, core.am_limit.memory_mb, core.am_used.memory_mb) == ("core", 2048, 2048)
+    assert leaf.am_used.memory_mb == 0  # the default partition's, as the RM reports it
     assert {n.index for n in sim.cluster.nodes if n.containers} == {0}
     props[P + "root.default.accessible-node-labels.core.maximum-am-resource-percent"] = "0.5"
     sim.reload_scheduler_config(_config(0.5, props))
     sim.run_until(10.0)
     leaf = next(q for q in sim.view().queues if q.path == "root.default")
-    assert (leaf.num_active_apps, leaf.am_used.memory_mb) == (2, 4096)
+    assert (leaf.num_active_apps, leaf.partitions[0].am_used.memory_mb) == (2, 4096)
     assert sim.cluster.nodes[0].free_mb == 4096
 
 
@@ -116,7 +118,7 @@ def test_without_an_own_share_the_partition_takes_the_queues() -> None:
     )  # fmt: skip
     sim.run_until(5.0)
     leaf = next(q for q in sim.view().queues if q.path == "root.default")
-    assert (leaf.num_active_apps, leaf.am_limit.memory_mb) == (2, 4096)
+    assert (leaf.num_active_apps, leaf.partitions[0].am_limit.memory_mb) == (2, 4096)
 
 
 def test_tasks_run_on_the_default_partition_and_the_batch_ends() -> None:
@@ -140,3 +142,36 @@ def test_a_label_with_no_node_is_refused() -> None:
         build_simulation(
             "capacity", _jobs(1), _config(0.5, CORE), site={AM_NODE_LABEL: "core"}
         )
+
+
+def test_a_user_is_held_to_its_user_limit_in_the_labelled_partition() -> None:
+    """root.default sends every container to core (``default-node-label-expression``), one
+    8 GB node, at ``user-limit-factor`` 0.5: alice's user limit there is half of it
+    (``computeUserLimit`` on the partition's capacity), so her job holds 4 GB though the
+    partition has room, and bob's job, come later, takes the rest. The REST face reports
+    each user's use there, and her limit (which no Hadoop document does) in the view."""
+    props = {
+        **CORE, P + "root.default.default-node-label-expression": "core",
+        P + "root.default.user-limit-factor": "0.5",
+    }  # fmt: skip
+    maps = (TaskGroup("map", 8, 1024, 1, 60.0, 0.0, 0.0),)
+    jobs = (
+        JobSpec("alice-0", 0.0, "root.default", maps=maps, user="alice", am_memory_mb=1024),
+        JobSpec("bob-0", 20.0, "root.default", maps=maps, user="bob", am_memory_mb=1024),
+    )
+    sim = build_simulation(
+        "capacity", Workload("users", jobs, nodes=4), _config(0.5, props), heartbeats=IMMEDIATE,
+        labelled=(("core", 1),),
+    )  # fmt: skip
+    sim.run_until(15.0)
+    assert sim.cluster.part_used_mb == [0, 4096]  # alice's AM and three maps
+    sim.run_until(35.0)
+    assert sim.cluster.part_used_mb == [0, 8192]
+    leaf = next(q for q in sim.view().queues if q.path == "root.default")
+    users = {u.name: u.partition for u in leaf.users}
+    assert {name: p.used.memory_mb for name, p in users.items() if p} == {
+        "alice": 4096, "bob": 4096,
+    }  # fmt: skip
+    assert {name: p.resource_limit.memory_mb for name, p in users.items() if p} == {
+        "alice": 4096, "bob": 4096,
+    }  # fmt: skip

@@ -16,7 +16,15 @@ from collections.abc import Mapping
 from typing import Any
 
 from amtuner.sim.rmapi.face import FaceOptions
-from amtuner.sim.view import AppView, ClusterView, NodeView, QueueView, Res, UserView
+from amtuner.sim.view import (
+    AppView,
+    ClusterView,
+    NodeView,
+    PartitionView,
+    QueueView,
+    Res,
+    UserView,
+)
 
 
 def _res(r: Res) -> dict[str, int]:
@@ -65,6 +73,11 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
     ``containerAssignedPerSecond`` and the ``resourceInformations`` lists."""
     cs = view.scheduler == "capacity"
     total, alloc, rsv = view.total, view.allocated, view.reserved
+    every_total, every_alloc, every_containers = view.across_partitions or (
+        total,
+        alloc,
+        view.containers_allocated,
+    )
     if cs:
         avail = Res(
             total.memory_mb - alloc.memory_mb - rsv.memory_mb,
@@ -111,14 +124,14 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
             "shutdownNodes": 0,
             **(
                 {
-                    "totalUsedResourcesAcrossPartition": _res(alloc),
-                    "totalClusterResourcesAcrossPartition": _res(total),
+                    "totalUsedResourcesAcrossPartition": _res(every_alloc),
+                    "totalClusterResourcesAcrossPartition": _res(every_total),
                     "totalReservedResourcesAcrossPartition": _res(rsv),
                 }
                 if cs
                 else {}
             ),
-            "totalAllocatedContainersAcrossPartition": view.containers_allocated if cs else 0,
+            "totalAllocatedContainersAcrossPartition": every_containers if cs else 0,
             "crossPartitionMetricsAvailable": cs,
             "rmEventQueueSize": 0,
             "schedulerEventQueueSize": 0,
@@ -127,27 +140,41 @@ def cluster_metrics(view: ClusterView) -> dict[str, Any]:
 
 
 def _cs_user(u: UserView) -> dict[str, Any]:
-    """One user of a CS leaf (``UserInfo``)."""
+    """One user of a CS leaf (``UserInfo``): ``resourcesUsed`` over every partition, the rest
+    the default partition's, and an entry per partition."""
+    part = u.partition
+    entries = [
+        {
+            "partitionName": "",
+            "used": _res(u.used),
+            "reserved": _res(Res()),
+            "pending": _res(Res()),
+            "amUsed": _res(u.am_used),
+            "amLimit": _res(u.am_limit),
+            "userAmLimit": _res(Res()),
+        }
+    ]
+    if part is not None:
+        entries.append(
+            {
+                "partitionName": part.label,
+                "used": _res(part.used),
+                "reserved": _res(Res()),
+                "pending": _res(Res()),
+                "amUsed": _res(part.am_used),
+                "amLimit": _res(part.am_limit),
+                "userAmLimit": _res(Res()),
+            }
+        )
+    used = Res(u.used.memory_mb + (part.used.memory_mb if part else 0), u.used.vcores)
     return {
         "username": u.name,
-        "resourcesUsed": _res(u.used),
+        "resourcesUsed": _res(used),
         "numPendingApplications": u.pending_apps,
         "numActiveApplications": u.active_apps,
         "AMResourceUsed": _res(u.am_used),
         "userResourceLimit": _res(u.resource_limit),
-        "resources": {
-            "resourceUsagesByPartition": [
-                {
-                    "partitionName": "",
-                    "used": _res(u.used),
-                    "reserved": _res(Res()),
-                    "pending": _res(Res()),
-                    "amUsed": _res(u.am_used),
-                    "amLimit": _res(u.am_limit),
-                    "userAmLimit": _res(Res()),
-                }
-            ]
-        },
+        "resources": {"resourceUsagesByPartition": entries},
         "userWeight": 1.0,
         "isActive": u.active_apps > 0,
     }
@@ -186,6 +213,8 @@ def _cs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView)
         "amLimit": _res(q.am_limit),
         "userAmLimit": _res(q.user_am_limit),
     }
+    by_partition = [capacities, *(_cs_partition_capacities(p) for p in q.partitions)]
+    usage_by_partition = [usages, *(_cs_partition_usages(p) for p in q.partitions)]
     out: dict[str, Any] = {}
     if q.is_leaf:
         out["type"] = "capacitySchedulerLeafQueueInfo"
@@ -203,12 +232,12 @@ def _cs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView)
         "state": "RUNNING",
         "resourcesUsed": _res(q.used),
         "hideReservationQueues": False,
-        "nodeLabels": ["*"],
+        "nodeLabels": [p.label for p in q.partitions] or ["*"],
         "allocatedContainers": q.allocated_containers,
         "reservedContainers": 0,
         "pendingContainers": q.pending_containers,
-        "capacities": {"queueCapacitiesByPartition": [capacities]},
-        "resources": {"resourceUsagesByPartition": [usages]},
+        "capacities": {"queueCapacitiesByPartition": by_partition},
+        "resources": {"resourceUsagesByPartition": usage_by_partition},
         "minEffectiveCapacity": _res(guaranteed),
         "maxEffectiveCapacity": _res(eff_max),
         "maximumAllocation": _res(view.maximum_allocation),
@@ -238,7 +267,39 @@ def _cs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView)
         "maxApplicationLifetime": -1,
         "defaultApplicationLifetime": -1,
     }
+    if q.default_label:
+        out["defaultNodeLabelExpression"] = q.default_label
     return out
+
+
+def _cs_partition_capacities(p: PartitionView) -> dict[str, Any]:
+    """A leaf's ``PartitionQueueCapacitiesInfo`` in a labelled partition."""
+    return {
+        "partitionName": p.label,
+        "capacity": p.capacity * 100,
+        "usedCapacity": _pct(p.used.memory_mb, p.guaranteed.memory_mb),
+        "maxCapacity": p.maximum_capacity * 100,
+        "absoluteCapacity": p.absolute_capacity * 100,
+        "absoluteUsedCapacity": _pct(p.used.memory_mb, p.guaranteed.memory_mb)
+        * p.absolute_capacity,
+        "absoluteMaxCapacity": p.absolute_max_capacity * 100,
+        "maxAMLimitPercentage": p.max_am_percent * 100,
+        "effectiveMinResource": _res(p.guaranteed),
+        "effectiveMaxResource": _res(p.maximum),
+    }
+
+
+def _cs_partition_usages(p: PartitionView) -> dict[str, Any]:
+    """A leaf's ``PartitionResourcesInfo`` in a labelled partition."""
+    return {
+        "partitionName": p.label,
+        "used": _res(p.used),
+        "reserved": _res(Res()),
+        "pending": _res(p.pending),
+        "amUsed": _res(p.am_used),
+        "amLimit": _res(p.am_limit),
+        "userAmLimit": _res(p.user_am_limit),
+    }
 
 
 def _fs_queue(q: QueueView, by_path: Mapping[str, QueueView], view: ClusterView) -> dict[str, Any]:
