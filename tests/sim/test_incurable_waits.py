@@ -72,6 +72,11 @@ SCENES = {
     "cs-cluster-full": Scene(
         CS, 0.1, WaitCause.CLUSTER_FULL, users=("u", "u", "v", "v"), late=2, maps=30
     ),
+    "cs-partition-own-share": Scene(
+        CS, 0.1, WaitCause.PARTITION_AM_LIMIT,
+        props={**LABEL_PROPS, f"{PART_KEY}maximum-am-resource-percent": "0.25"},
+        labelled=True,
+    ),
     "fs-max-running-apps": Scene(
         FS, 0.5, WaitCause.MAX_APPS, fs_leaf="<maxRunningApps>2</maxRunningApps>"
     ),
