@@ -75,6 +75,9 @@ class QueueStats:
     am_vcores_used: int | None = None
     am_memory_limit_mb: int | None = None
     """CS ``AMResourceLimit`` / FS ``amMaxResources`` (FS: stale until an AM was tried)."""
+    am_vcores_limit: int | None = None
+    """FS only: ``amMaxResources``' vcores, which ``FSLeafQueue.canRunAppAM`` checks beside
+    its memory (Hadoop 3; a CapacityScheduler's default calculator counts memory alone)."""
     am_share: float | None = None
     """The A the RM has loaded for this leaf: CS ``configuredMaxAMResourceLimit``, else the
     default partition's ``maxAMLimitPercentage`` / 100. None where the RM does not say (a

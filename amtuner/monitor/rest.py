@@ -479,7 +479,11 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
     pending_mb = max(0, demand[0] - used[0]) if demand else None
     counters = ("numPendingApps", "numActiveApps", "allocatedContainers")
     leaf = _leaf(path, queue, counters, used, am_used, am_limit, share, pending_mb)
-    yield replace(leaf, max_apps=_opt_count(queue, "maxApps", path))
+    yield replace(
+        leaf,
+        max_apps=_opt_count(queue, "maxApps", path),
+        am_vcores_limit=am_limit[1] if am_limit else None,
+    )
 
 
 Pair = tuple[int, int | None]

@@ -25,8 +25,9 @@ What each scheduler reports decides what can be told apart:
   everything classified, cluster-full, global only.
 * FS ``numPendingApps`` mixes runnable apps without an AM and non-runnable ones. At most
   ``maxApps`` are runnable, so at least running + pending - ``maxApps`` of them are held by it;
-  the rest wait behind ``maxAMShare`` when one more AM would pass ``amMaxResources`` (a 0 there
-  means the share is disabled or never computed), else for a container.
+  the rest wait behind ``maxAMShare`` when one more AM would pass ``amMaxResources`` in memory
+  or in vcores (a 0 there means the share is disabled or never computed), else for a
+  container.
 
 A CS leaf whose AMs go to a labelled partition (`QueueStats.am_partition`) is judged on that
 partition's figures (`QueueStats.in_am_partition`), as ``activateApplications`` judges each
@@ -169,4 +170,17 @@ def _cs_am_cause(q: QueueStats) -> WaitCause:
 def _fs_am_cause(q: QueueStats) -> WaitCause:
     if not q.am_memory_limit_mb:
         return WaitCause.CLUSTER_FULL
-    return WaitCause.QUEUE_AM_LIMIT if _queue_am_full(q, _mean_am_mb(q)) else WaitCause.CLUSTER_FULL
+    full = _queue_am_full(q, _mean_am_mb(q)) or _am_vcores_full(q)
+    return WaitCause.QUEUE_AM_LIMIT if full else WaitCause.CLUSTER_FULL
+
+
+def _am_vcores_full(q: QueueStats) -> bool:
+    """Whether one more AM of the leaf's mean vcores passes ``amMaxResources``' vcores, which
+    a FairScheduler checks beside its memory (`QueueStats.am_vcores_limit`; 0 is never
+    blamed, as for memory). Its vcore share is what is free when fair shares count memory
+    alone (``computeMaxAMResource``), so a leaf of 1-vcore AMs may fill it with memory to
+    spare: launchers waiting on children the limit holds, for one."""
+    limit, used = q.am_vcores_limit, q.am_vcores_used
+    if not limit or used is None or not q.running_apps:
+        return False
+    return used + -(-used // q.running_apps) > limit

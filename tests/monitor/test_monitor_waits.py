@@ -213,8 +213,16 @@ def test_fs_max_running_apps_holds_what_passes_max_apps() -> None:
 
 def test_fs_room_under_the_am_share_means_the_cluster_is_full() -> None:
     metrics, scheduler = documents("fair")
-    leaf_of(scheduler, FS)["amMaxResources"]["memory"] = 8192
+    leaf_of(scheduler, FS)["amMaxResources"].update(memory=8192, vCores=8)
     assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.CLUSTER_FULL, 2),)
+
+
+def test_fs_am_vcores_held_with_memory_to_spare_are_the_am_share() -> None:
+    """``canRunAppAM`` checks ``amMaxResources`` in vcores too: three 1-vcore AMs hold its 3
+    vcores (as recorded) while its memory is raised to room for five more."""
+    metrics, scheduler = documents("fair")
+    leaf_of(scheduler, FS)["amMaxResources"]["memory"] = 8192
+    assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 2),)
 
 
 def test_fs_an_am_share_never_computed_is_not_blamed() -> None:

@@ -118,3 +118,42 @@ def test_the_launchers_workload_by_name() -> None:
     for bad in ("launchers:x", "launchers:0"):
         with pytest.raises(WorkloadError):
             load_workload(bad)
+
+
+def _fair(workload: Workload, a: float) -> Simulation:
+    config = default_scheduler_config("fair", workload.queues, a)
+    return build_simulation("fair", workload, config)
+
+
+def test_launchers_deadlock_a_fair_scheduler_leaf_at_its_max_am_share() -> None:
+    """Six launchers at the FairScheduler's default 0.5 on two 8 GB / 8-vcore nodes: a fair
+    share counted in memory leaves the leaf's AM vcores to what is free
+    (``FSLeafQueue.computeMaxAMResource``), so 1-vcore launcher AMs fill ``maxAMShare`` with
+    memory to spare; ``canRunAppAM`` then holds their children for good. The monitor names the
+    queue's AM limit, which A cures."""
+    sim = _fair(launchers(6), 0.5)
+    result = sim.run(3600.0)
+    assert not result.finished and result.stopped_reason is not None
+    assert "stalled" in result.stopped_reason and result.jobs_completed == 0
+    running = sorted(n for n, s in _states(sim).items() if s == "RUNNING")
+    assert running == [f"launcher-{i:02d}" for i in range(6)]
+    view = sim.view()
+    obs = build_observation(
+        rmapi.cluster_metrics(view), rmapi.scheduler_info(view), time=0.0, source="rest"
+    )
+    (leaf,) = obs.queues
+    assert leaf.am_memory_used_mb is not None and leaf.am_memory_limit_mb is not None
+    assert leaf.am_memory_used_mb + 1024 <= leaf.am_memory_limit_mb  # memory has room
+    assert obs.waits == (Wait("root.default", WaitCause.QUEUE_AM_LIMIT, 6),)
+
+
+def test_the_default_policy_ends_the_fair_scheduler_s_deadlock(tmp_path: Path) -> None:
+    """The same deadlock found after 30 s, then amtuner's loop with its defaults: the policy
+    raises A, the children start, and every app ends."""
+    sim = _fair(launchers(6), 0.5)
+    sim.run_until(30.0)
+    assert sim.runtime.apps_completed == 0
+    ControlledRun(sim, tmp_path, controller=ControllerSettings(period_seconds=5.0))
+    result = sim.run(900.0)
+    assert result.finished and result.jobs_completed == 12, result
+    assert result.a_trace[-1][1] > 0.5
