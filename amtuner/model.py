@@ -146,7 +146,7 @@ class QueueStats:
             vcores_share=None,
             memory_pending_mb=part.memory_pending_mb,
             user_am_room_mb=part.user_am_room_mb,
-            user_room_mb=None,
+            user_room_mb=part.user_room_mb,
             am_partition=None,
         )
 
@@ -168,8 +168,11 @@ class PartitionStats:
     memory_share_mb: int | None = None
     memory_pending_mb: int | None = None
     user_am_room_mb: int | None = None
-    """The least AM room among the users with apps waiting, in this partition; no room under
-    the user limit is told here (no document reports a user's limit in a labelled one)."""
+    """The least AM room among the users with apps waiting, in this partition."""
+    user_room_mb: int | None = None
+    """The least room under the user limit there among the users with apps waiting: no
+    document reports a user's limit in a labelled partition, so the monitor computes it
+    (`user_limit_mb`) from the leaf's capacity, use and maximum there."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,3 +381,29 @@ class ControllerState:
     """Set only in a state decided without writing (dry-run, paused): the value the file held
     then. Its ``a`` is the value the loop would have written, so an admin's edit is told by the
     file no longer holding ``file_a``. Never saved: such states are not persisted."""
+
+
+def user_limit_mb(
+    guarantee_mb: int,
+    queue_used_mb: int,
+    max_mb: int,
+    min_alloc_mb: int,
+    *,
+    active_users: int = 1,
+    user_limit_percent: float = 100.0,
+    user_limit_factor: float = 1.0,
+) -> int:
+    """How much one user may hold in a leaf (``UsersManager.computeUserLimit``), in one
+    partition: an equal split of the queue's current capacity among active users (at least
+    minimum-user-limit-percent of it), capped by guarantee × user-limit-factor; so one user
+    alone gets the queue's capacity, not its maximum capacity, unless the factor is raised
+    (-1: no cap but max capacity). The simulator's CapacityScheduler holds users to it, and
+    the monitor computes it where no document reports it (a labelled partition)."""
+    current = guarantee_mb if queue_used_mb < guarantee_mb else queue_used_mb + min_alloc_mb
+    share = max(-(-current // max(active_users, 1)), int(current * user_limit_percent / 100.0))
+    share = -(-share // min_alloc_mb) * min_alloc_mb
+    if user_limit_factor == -1:
+        cap = max_mb
+    else:
+        cap = min(int(guarantee_mb * user_limit_factor) // min_alloc_mb * min_alloc_mb, max_mb)
+    return min(share, cap)

@@ -59,6 +59,7 @@ from amtuner.model import (
     QueueStats,
     SchedulerKind,
     split_target,
+    user_limit_mb,
 )
 from amtuner.monitor.fields import (
     ObservationError,
@@ -374,6 +375,9 @@ def _cs_leaves(
     pending = _resource(usage, "pending", where)
     caps = _partition(queue, "capacities", "queueCapacitiesByPartition", label)
     share = _resource(caps, "effectiveMaxResource", where)
+    guarantee = _resource(caps, "effectiveMinResource", where)
+    there = (guarantee[0], used[0], share[0]) if guarantee and share else None
+    am_room, room = _waiting_users_room(queue, path, label, there)
     yield replace(
         leaf,
         am_partition=PartitionStats(
@@ -386,28 +390,44 @@ def _cs_leaves(
             am_share=_loaded_share({}, caps, where),
             memory_share_mb=share[0] if share else None,
             memory_pending_mb=pending[0] if pending else None,
-            user_am_room_mb=_waiting_users_room(queue, path, label)[0],
+            user_am_room_mb=am_room,
+            user_room_mb=room,
         ),
     )
 
 
+def _user_limit_there(queue: Mapping[str, Any], users: list[Any], there: Triple) -> int | None:
+    """A CS leaf's user limit in a labelled partition, which no document reports:
+    ``computeUserLimit`` on its capacity, use and maximum there (``there``), its active users
+    (``isActive``), ``userLimit`` and ``userLimitFactor``; to the MB, as the document carries
+    no minimum allocation to round to. None where a figure is missing."""
+    percent, factor = queue.get("userLimit"), queue.get("userLimitFactor")
+    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (percent, factor)):
+        return None
+    active = sum(1 for u in users if isinstance(u, Mapping) and u.get("isActive"))
+    return user_limit_mb(
+        *there, 1, active_users=active,
+        user_limit_percent=float(percent), user_limit_factor=float(factor),  # type: ignore[arg-type]
+    )  # fmt: skip
+
+
 def _waiting_users_room(
-    queue: Mapping[str, Any], where: str, label: str = ""
+    queue: Mapping[str, Any], where: str, label: str = "", there: Triple | None = None
 ) -> tuple[int | None, int | None]:
     """The least AM room and the least room under the user limit among a CS leaf's users with
     apps waiting: each ``UserInfo`` carries its own ``amLimit`` and ``amUsed`` per partition
     (2.8+, ``UsersManager.User``; ``label``'s, the default one's unless given) and its
-    ``userResourceLimit`` and ``resourcesUsed`` (the default partition's only: no room under
-    the user limit is told for a labelled one)."""
+    ``userResourceLimit`` and ``resourcesUsed`` (the default partition's only: in a labelled
+    one the room is under `_user_limit_there` less the user's use there)."""
     users = queue.get("users")
     listed = users.get("user") if isinstance(users, Mapping) else None
-    if isinstance(listed, Mapping):  # one user of a wrapped list
-        listed = [listed]
+    listed = [listed] if isinstance(listed, Mapping) else listed  # one user of a wrapped list
+    listed = listed if isinstance(listed, list) else []
     am_rooms, rooms = [], []
-    for user in listed if isinstance(listed, list) else ():
-        if not isinstance(user, Mapping) or not user.get("numPendingApplications"):
-            continue
-        if _below_zero(user):
+    limit_there = _user_limit_there(queue, listed, there) if there else None
+    for user in listed:
+        waiting = isinstance(user, Mapping) and user.get("numPendingApplications")
+        if not waiting or _below_zero(user):
             continue
         name = f"{where} user {user.get('username')!r}"
         usage = _usage(user, label)
@@ -418,6 +438,9 @@ def _waiting_users_room(
         if am_limit is not None and am_used is not None:
             am_rooms.append(am_limit[0] - am_used[0])
         if label:
+            used_there = _resource(usage, "used", name)
+            if limit_there is not None and used_there is not None:
+                rooms.append(limit_there - used_there[0])
             continue
         limit = _resource(user, "userResourceLimit", name)
         used = _resource(usage, "used", name) or _resource(user, "resourcesUsed", name)
@@ -487,6 +510,7 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
 
 
 Pair = tuple[int, int | None]
+Triple = tuple[int, int, int]
 
 
 def _leaf(

@@ -28,7 +28,7 @@ import heapq
 import math
 from collections.abc import Iterable, Mapping
 
-from amtuner.model import SchedulerKind
+from amtuner.model import SchedulerKind, user_limit_mb
 from amtuner.sim.app import App
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.csqueue import CSQueue, RunnableApps, place, submitted
@@ -71,30 +71,6 @@ def user_am_limit_mb(
     factor = 1.0 if user_limit_factor == -1 else user_limit_factor
     limit = multiply_and_normalize_up(guarantee_mb, percent * effective * factor, min_alloc_mb)
     return min(limit, queue_am_limit)
-
-
-def user_limit_mb(
-    guarantee_mb: int,
-    queue_used_mb: int,
-    max_mb: int,
-    min_alloc_mb: int,
-    *,
-    active_users: int = 1,
-    user_limit_percent: float = 100.0,
-    user_limit_factor: float = 1.0,
-) -> int:
-    """How much one user may hold in a leaf (``computeUserLimit``): an equal split of the
-    queue's current capacity among active users (at least minimum-user-limit-percent of it),
-    capped by guarantee × user-limit-factor; so one user alone gets the queue's capacity, not
-    its maximum capacity, unless the factor is raised (-1: no cap but max capacity)."""
-    current = guarantee_mb if queue_used_mb < guarantee_mb else queue_used_mb + min_alloc_mb
-    share = max(-(-current // max(active_users, 1)), int(current * user_limit_percent / 100.0))
-    share = round_up(share, min_alloc_mb)
-    if user_limit_factor == -1:
-        cap = max_mb
-    else:
-        cap = min(int(guarantee_mb * user_limit_factor) // min_alloc_mb * min_alloc_mb, max_mb)
-    return min(share, cap)
 
 
 def child_limit_mb(

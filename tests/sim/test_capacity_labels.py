@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import pytest
 
+from amtuner.model import Wait, WaitCause
+from amtuner.monitor.rest import build_observation
+from amtuner.sim import rmapi
 from amtuner.sim.cluster import Cluster
 from amtuner.sim.engine import Engine
 from amtuner.sim.placement import AM_NODE_LABEL
@@ -175,3 +178,32 @@ def test_a_user_is_held_to_its_user_limit_in_the_labelled_partition() -> None:
     assert {name: p.resource_limit.memory_mb for name, p in users.items() if p} == {
         "alice": 4096, "bob": 4096,
     }  # fmt: skip
+
+
+def test_the_monitor_names_a_user_at_its_limit_in_the_labelled_partition() -> None:
+    """Everything on core at ``user-limit-factor`` 0.25: alice's user limit there is 2 GB
+    and her AM limit one 1 GB AM, so her first job holds its AM and one map and her second
+    waits. The REST face reports no user limit in a partition; the monitor computes it
+    (``computeUserLimit`` on the leaf's capacity, use and maximum there) and names the user
+    limit, which A does not cure, not her AM limit."""
+    props = {
+        **CORE, P + "root.default.default-node-label-expression": "core",
+        P + "root.default.user-limit-factor": "0.25",
+    }  # fmt: skip
+    maps = (TaskGroup("map", 8, 1024, 1, 60.0, 0.0, 0.0),)
+    jobs = tuple(
+        JobSpec(f"alice-{i}", 0.0, "root.default", maps=maps, user="alice", am_memory_mb=1024)
+        for i in range(2)
+    )
+    sim = build_simulation(
+        "capacity", Workload("users", jobs, nodes=4), _config(0.5, props), heartbeats=IMMEDIATE,
+        labelled=(("core", 1),),
+    )  # fmt: skip
+    sim.run_until(15.0)
+    assert sim.cluster.part_used_mb == [0, 2048]
+    view = sim.view()
+    obs = build_observation(
+        rmapi.cluster_metrics(view), rmapi.scheduler_info(view), time=0.0, source="rest"
+    )
+    assert obs.waits == (Wait("root.default", WaitCause.USER_LIMIT, 1, partition="core"),)
+    assert not WaitCause.USER_LIMIT.a_cures
