@@ -129,3 +129,73 @@ def test_launchers_run_on_the_real_rm_as_in_the_simulator(
     )  # fmt: skip
     got, _ = against_sim(capacity_rm, batch, 0.25, "launchers")
     assert got.ams_at_once == 4, got
+
+
+def test_launchers_fill_a_fair_scheduler_s_max_am_share_and_amtuner_ends_it(
+    fair_rm: RealRM, tmp_path: Path
+) -> None:
+    """Six launchers at once at the FairScheduler's default 0.5 on two 8 GB / 8-vcore nodes:
+    the leaf's fair share counts memory alone, so its AM limit's vcores are half of those free
+    (``FSLeafQueue.computeMaxAMResource``) and the launchers' 1-vcore AMs fill it with memory
+    to spare; every child waits and nothing changes for `STILL_S`, and the simulator, given
+    the RM's own file, holds back the same apps. `amtuner once` names the queue's AM limit
+    (in vcores: memory alone would say the cluster is full) and raises A; `amtuner run` goes
+    on, and every app ends."""
+    batch = launchers(6)
+    session = requests.Session()
+    before = {str(a["id"]) for a in apps.listed(session, fair_rm.url)}
+    for job in apps.real_jobs(batch):
+        apps.submit(session, fair_rm.url, job, str(fair_rm.markers))
+
+    def settled() -> dict[str, bool] | None:
+        held = _held(apps.listed(session, fair_rm.url), before)
+        children = [held.get(f"child-{i:02d}") for i in range(6)]
+        launched = sum(held.get(f"launcher-{i:02d}", False) for i in range(6))
+        return held if launched >= 4 and children.count(False) == launched else None
+
+    deadlocked = wait_for(settled, 60, "the launchers to hold the AM share")
+    time.sleep(STILL_S)
+    still = ours(apps.listed(session, fair_rm.url), before)
+    assert _held(still, before) == deadlocked
+    assert not [a["name"] for a in still if a["state"] == "FINISHED"]
+
+    spec = fair_rm.spec
+    sim = build_simulation(
+        spec.scheduler, batch, fair_rm.scheduler_file.read_bytes(), nodes=spec.nodes,
+        node_memory_mb=spec.node_memory_mb, node_vcores=spec.node_vcores,
+        site=spec.scheduler_site(),
+    )  # fmt: skip
+    sim.run_until(60.0 + SETTLE_S)
+    simulated = {v.name: v.started_s is not None for v in sim.app_views()}
+    assert simulated == deadlocked
+
+    config = once_config(tmp_path, fair_rm, controller={"policy": "adaptive", "period_seconds": 5})
+    raised_at = time.time()
+    run = amtuner("once", "--config", str(config))
+    assert run.returncode == 0, run.stdout + run.stderr
+    waiting = sum(1 for held in deadlocked.values() if not held)
+    assert dict(WAITING.findall(run.stdout))["global"] == (
+        f"{waiting} queue-am-limit in root.default (cure: maxAMShare of queue root.default)"
+    ), run.stdout
+    ((target, old, new, _rule),) = DECISION.findall(run.stdout)
+    assert target == "global" and float(new) > float(old) == 0.5, run.stdout
+
+    with (tmp_path / "daemon.log").open("w") as log:
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
+            stdout=log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+
+        def ended() -> list[dict[str, object]] | None:
+            records = ours(apps.listed(session, fair_rm.url), before)
+            done = len(records) == 12 and all(a["state"] == "FINISHED" for a in records)
+            return records if done else None
+
+        records = wait_for(ended, 240, "every launcher and child to end")
+    finally:
+        daemon.send_signal(signal.SIGTERM)
+        daemon.wait(60)
+    assert {a["finalStatus"] for a in records} == {"SUCCEEDED"}
+    ended_s = (max(int(str(a["finishedTime"])) for a in records) / 1000) - raised_at
+    print(f"FairScheduler launchers: once {old} -> {new}, every app ended {ended_s:.1f} s later")
