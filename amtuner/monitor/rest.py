@@ -59,7 +59,6 @@ from amtuner.model import (
     QueueStats,
     SchedulerKind,
     split_target,
-    user_limit_mb,
 )
 from amtuner.monitor.fields import (
     ObservationError,
@@ -69,6 +68,7 @@ from amtuner.monitor.fields import (
     _opt_count,
     _resource,
 )
+from amtuner.monitor.users import Triple, user_limit_there
 from amtuner.monitor.waits import classify
 
 # Below an RM's REST base (``http://rm:8088/ws/v1``, or a gateway's path for it: `RMEndpoint`).
@@ -396,21 +396,6 @@ def _cs_leaves(
     )
 
 
-def _user_limit_there(queue: Mapping[str, Any], users: list[Any], there: Triple) -> int | None:
-    """A CS leaf's user limit in a labelled partition, which no document reports:
-    ``computeUserLimit`` on its capacity, use and maximum there (``there``), its active users
-    (``isActive``), ``userLimit`` and ``userLimitFactor``; to the MB, as the document carries
-    no minimum allocation to round to. None where a figure is missing."""
-    percent, factor = queue.get("userLimit"), queue.get("userLimitFactor")
-    if not all(isinstance(v, int | float) and not isinstance(v, bool) for v in (percent, factor)):
-        return None
-    active = sum(1 for u in users if isinstance(u, Mapping) and u.get("isActive"))
-    return user_limit_mb(
-        *there, 1, active_users=active,
-        user_limit_percent=float(percent), user_limit_factor=float(factor),  # type: ignore[arg-type]
-    )  # fmt: skip
-
-
 def _waiting_users_room(
     queue: Mapping[str, Any], where: str, label: str = "", there: Triple | None = None
 ) -> tuple[int | None, int | None]:
@@ -418,13 +403,13 @@ def _waiting_users_room(
     apps waiting: each ``UserInfo`` carries its own ``amLimit`` and ``amUsed`` per partition
     (2.8+, ``UsersManager.User``; ``label``'s, the default one's unless given) and its
     ``userResourceLimit`` and ``resourcesUsed`` (the default partition's only: in a labelled
-    one the room is under `_user_limit_there` less the user's use there)."""
+    one the room is under `user_limit_there` less the user's use there)."""
     users = queue.get("users")
     listed = users.get("user") if isinstance(users, Mapping) else None
     listed = [listed] if isinstance(listed, Mapping) else listed  # one user of a wrapped list
     listed = listed if isinstance(listed, list) else []
     am_rooms, rooms = [], []
-    limit_there = _user_limit_there(queue, listed, there) if there else None
+    limit_there = user_limit_there(queue, listed, there) if there else None
     for user in listed:
         waiting = isinstance(user, Mapping) and user.get("numPendingApplications")
         if not waiting or _below_zero(user):
@@ -510,7 +495,6 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
 
 
 Pair = tuple[int, int | None]
-Triple = tuple[int, int, int]
 
 
 def _leaf(
