@@ -23,7 +23,7 @@ from amtuner.sim.fair import FairScheduler
 from amtuner.sim.jobs import Runtime
 from amtuner.sim.placement import AM_NODE_LABEL
 from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
-from amtuner.sim.spec import HADOOP_3, Heartbeats, Workload
+from amtuner.sim.spec import HADOOP_3, Heartbeats, TaskGroup, Workload
 from amtuner.sim.view import AppView, ClusterView, NodeView, Res
 
 __all__ = [
@@ -41,6 +41,12 @@ GC_EVERY_ALLOCATIONS = 50_000
 """Generation-0 threshold while the clock runs (CPython's default: 700)."""
 PERIODIC_RUN_LIMIT_S = 30 * 86400.0
 """`Simulation.run()` without a limit stops here when periodic tasks keep the clock going."""
+
+
+def _mean_s(groups: Sequence[TaskGroup]) -> float:
+    """One task's run time, the mean over the groups of one kind (weighted by their counts)."""
+    count = sum(g.count for g in groups)
+    return sum(g.count * g.duration_s for g in groups) / count if count else 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -310,6 +316,12 @@ class Simulation:
                     vcore_seconds=round(
                         app.vcore_seconds + app.used_vcores * (now - app.used_since_s)
                     ),
+                    maps=app.maps_total,
+                    reduces=app.reduces_total,
+                    maps_done=app.maps_done,
+                    reduces_done=app.reduces_done,
+                    map_s=_mean_s(app.spec.maps),
+                    reduce_s=_mean_s(app.spec.reduces),
                 )
             )
         return out

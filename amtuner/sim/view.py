@@ -156,6 +156,14 @@ class AppView:
     memory_seconds: int = 0
     vcore_seconds: int = 0
     """MB and vcores held times how long, to now: the RM's ``memorySeconds``/``vcoreSeconds``."""
+    maps: int = 0
+    reduces: int = 0
+    maps_done: int = 0
+    reduces_done: int = 0
+    map_s: float = 0.0
+    reduce_s: float = 0.0
+    """Its tasks as its spec has them, for the JobHistory server's face: counts, done of its
+    last run, and each kind's run time alone on an idle node (the mean over its groups)."""
 
 
 @dataclass(frozen=True, slots=True)

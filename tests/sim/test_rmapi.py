@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from collections.abc import Collection
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape as xml_escape
@@ -406,6 +407,27 @@ def test_apps_filters_by_state_and_bounds_the_answer() -> None:
     assert done["finalStatus"] == "SUCCEEDED"
     assert done["elapsedTime"] == 8500
     assert done["finishedTime"] - done["startedTime"] == 8500
+
+
+def test_a_finished_apps_job_as_the_jobhistory_server_serves_it() -> None:
+    """Every field of Hadoop's documented job answer; the averages over the tasks done; a job
+    the server does not hold (running, unknown, not a job id) is its 404."""
+    done = replace(
+        app(3, "FINISHED"), maps=12, reduces=2, maps_done=12, reduces_done=2, map_s=2.6384,
+        reduce_s=30.0,
+    )  # fmt: skip
+    sim = FakeSim(cs_view(), [app(1, "RUNNING"), done])
+    job = get(sim, "/ws/v1/history/mapreduce/jobs/job_1700000000000_0003")["job"]
+    real = json.loads((SHARED / "fixtures" / "jobhistory" / "job.json").read_text())["job"]
+    assert missing_keys(real, job) == []
+    assert job["id"] == "job_1700000000000_0003" and job["state"] == "SUCCEEDED"
+    assert (job["mapsTotal"], job["reducesTotal"]) == (12, 2)
+    assert (job["avgMapTime"], job["avgReduceTime"], job["avgShuffleTime"]) == (2638, 30000, 0)
+    assert job["finishTime"] - job["submitTime"] == 8500
+    for jid in ("job_1700000000000_0001", "job_1700000000000_0009", "application_1_1"):
+        r = handle(sim, "GET", f"/ws/v1/history/mapreduce/jobs/{jid}", b"", {})
+        assert r.status == 404
+        assert json.loads(r.body)["RemoteException"]["message"] == f"job, {jid}, is not found"
 
 
 def test_apps_empty_is_null_and_bad_state_is_400() -> None:

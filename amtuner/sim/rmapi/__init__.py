@@ -8,7 +8,9 @@ call it, holding their lock around it, so a monitor sees the same bytes either w
 Modules:
 
 * `face` — `FaceOptions` (how this RM presents itself), `Response` and the content types;
-* `rest` — the REST documents (``/ws/v1/cluster/info``, ``metrics``, ``scheduler``, ``apps``);
+* `rest` — the REST documents (``/ws/v1/cluster/info``, ``metrics``, ``scheduler``, ``apps``),
+  and a finished app's job as the MapReduce JobHistory server serves it
+  (``/ws/v1/history/mapreduce/jobs/{job id}``: the simulated RM is its own JobHistory server);
 * `webui` — the web UI pages (``/cluster``, ``/cluster/cluster``) in the 3.3 or 3.4 layout;
 * `store` — the CapacityScheduler's mutable configuration store (``scheduler-conf``);
 * this module — request routing (`handle`), the apps query, standby redirects and the refresh
@@ -48,6 +50,7 @@ from amtuner.sim.rmapi.rest import (
     apps_info,
     cluster_info,
     cluster_metrics,
+    job_info,
     nodes_info,
     scheduler_info,
 )
@@ -85,6 +88,7 @@ __all__ = [
     "conf_document",
     "conf_properties",
     "handle",
+    "job_info",
     "metrics_overview",
     "path_and_query",
     "refresh_queues",
@@ -109,6 +113,8 @@ MUTABLE_NO_REFRESH = (
     "Scheduler configuration is mutable. refreshQueues is not allowed in this scenario."
 )
 REFRESH_PATH = "/ws/v1/cluster/sim/refresh-queues"
+JOBS_PATH = "/ws/v1/history/mapreduce/jobs/"
+FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 
 
 class SimLike(Protocol):
@@ -211,6 +217,17 @@ def _time_window(query: Mapping[str, list[str]], field: str) -> tuple[int, int] 
     return bounds[0], bounds[1]
 
 
+def _job(sim: SimLike, path: str, options: FaceOptions) -> Response:
+    """A finished app's job, as the JobHistory server answers: 404 with its message for a job
+    it does not hold (``AMWebServices.getJobFromJobIdString``), a running one included."""
+    jid = path.removeprefix(JOBS_PATH)
+    app_id = "application_" + jid.removeprefix("job_")
+    found = [a for a in sim.app_views(FINAL_STATES) if a.app_id == app_id]
+    if not jid.startswith("job_") or not found:
+        return remote_exception(404, "NotFoundException", f"job, {jid}, is not found")
+    return json_response(200, job_info(found[0], options))
+
+
 def _redirect(location_base: str, path_qs: str) -> Response:
     url = location_base.rstrip("/") + path_qs
     return Response(
@@ -290,6 +307,31 @@ _METHODS: dict[str, tuple[str, ...]] = {"conf": ("GET", "PUT"), "refresh": ("POS
 _DEFAULT_OPTIONS = FaceOptions()
 
 
+def _document(
+    sim: SimLike, route: str, path: str, query: str, options: FaceOptions
+) -> Response:
+    """The REST documents a GET reads."""
+    match route:
+        case "info":
+            return json_response(200, cluster_info(sim.view(), options))
+        case "metrics":
+            return json_response(200, cluster_metrics(sim.view()))
+        case "scheduler":
+            return json_response(200, scheduler_info(sim.view()))
+        case "nodes":
+            return json_response(200, nodes_info(sim.node_views(), options))
+        case "apps":
+            return _apps(sim, parse_qs(query), options)
+        case _:
+            return _job(sim, path, options)
+
+
+def _route(path: str) -> str | None:
+    if path.startswith(JOBS_PATH) and "/" not in path.removeprefix(JOBS_PATH):
+        return "job"
+    return _ROUTES.get(path)
+
+
 def path_and_query(url: str) -> str:
     """The request target `handle` takes (``/ws/v1/...?a=b``) from a whole URL."""
     split = urlsplit(url)
@@ -308,7 +350,7 @@ def handle(
     """Answer one request as the RM would. The caller holds the simulation's lock."""
     split = urlsplit(path_qs)
     path = split.path.rstrip("/") or "/"
-    route = _ROUTES.get(path)
+    route = _route(path)
     redirected = path.startswith(("/ws/", "/cluster")) or path == "/"
     if options.standby_of and redirected and route not in ("info", "about", "isactive"):
         return _redirect(options.standby_of, path_qs)
@@ -325,16 +367,8 @@ def handle(
     lower = {k.lower(): v for k, v in headers.items()}
     kind = str(sim.scheduler_kind)
     match route:
-        case "info":
-            response = json_response(200, cluster_info(sim.view(), options))
-        case "metrics":
-            response = json_response(200, cluster_metrics(sim.view()))
-        case "scheduler":
-            response = json_response(200, scheduler_info(sim.view()))
-        case "nodes":
-            response = json_response(200, nodes_info(sim.node_views(), options))
-        case "apps":
-            response = _apps(sim, parse_qs(split.query), options)
+        case "info" | "metrics" | "scheduler" | "nodes" | "apps" | "job":
+            response = _document(sim, route, path, split.query, options)
         case "page" | "about":
             response = html_response(cluster_page(sim.view(), options, about=route == "about"))
         case "isactive":

@@ -449,3 +449,49 @@ def apps_info(apps: list[AppView], view: ClusterView, options: FaceOptions) -> d
     if not apps:
         return {"apps": None}
     return {"apps": {"app": [app_info(a, view, options) for a in apps]}}
+
+
+_JOB_STATE = {"FINISHED": "SUCCEEDED", "FAILED": "FAILED", "KILLED": "KILLED"}
+
+
+def job_info(app: AppView, options: FaceOptions) -> dict[str, Any]:
+    """A finished app as the MapReduce JobHistory server's job document (``HsWebServices.getJob``:
+    ``{"job": JobInfo}``), the averages over the tasks done as ``JobInfo.countTasksAndAttempts``
+    takes them (0 with none). The simulator runs a task as one piece, so a reduce's whole run
+    time is ``avgReduceTime``, its shuffle and merge 0; and it reports the spec's times, a task
+    alone on an idle node, not as sharing a node slowed it."""
+
+    def ms(t: float | None) -> int:
+        return 0 if t is None else options.started_on_ms + round(t * 1000)
+
+    job = {
+        "submitTime": ms(app.submitted_s),
+        "startTime": ms(app.started_s),
+        "finishTime": ms(app.finished_s),
+        "id": "job_" + app.app_id.removeprefix("application_"),
+        "name": app.name,
+        "queue": app.queue,
+        "user": app.user,
+        "state": _JOB_STATE.get(app.state, app.state),
+        "mapsTotal": app.maps,
+        "mapsCompleted": app.maps_done,
+        "reducesTotal": app.reduces,
+        "reducesCompleted": app.reduces_done,
+        "uberized": False,
+        "diagnostics": "",
+        "avgMapTime": round(app.map_s * 1000) if app.maps_done else 0,
+        "avgReduceTime": round(app.reduce_s * 1000) if app.reduces_done else 0,
+        "avgShuffleTime": 0,
+        "avgMergeTime": 0,
+        "failedReduceAttempts": 0,
+        "killedReduceAttempts": 0,
+        "successfulReduceAttempts": app.reduces_done,
+        "failedMapAttempts": 0,
+        "killedMapAttempts": 0,
+        "successfulMapAttempts": app.maps_done,
+        "acls": [
+            {"name": "mapreduce.job.acl-modify-job", "value": " "},
+            {"name": "mapreduce.job.acl-view-job", "value": " "},
+        ],
+    }
+    return {"job": job}
