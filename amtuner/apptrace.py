@@ -2,7 +2,7 @@
 each, so a recorded period can be replayed through the simulator (`amtuner advise`).
 
 The file is JSON lines. The first line is the header, ``{"format": "amtuner-apps", "version":
-1, …}`` with what the recorder saw of the cluster (``nodes``, ``node_memory_mb``,
+2, …}`` with what the recorder saw of the cluster (``nodes``, ``node_memory_mb``,
 ``node_vcores``: active NodeManagers and the cluster's total divided among them, from
 ``/ws/v1/cluster/metrics``). Every further line is one application, in the order recorded, with
 the fields of Hadoop's ``AppInfo`` (``/ws/v1/cluster/apps``) renamed to say their unit:
@@ -15,12 +15,20 @@ size of every container of the app, its AM's included, times its life), ``am_mem
 memory of its AM container as the recorder saw it while the app ran, `amtuner.record.am_size`;
 null when it never saw it running: the apps API does not report it for a finished app).
 
+Version 2 adds, for a MapReduce app, what the MapReduce JobHistory server reports of its tasks
+(`amtuner.jobhistory`), null where it was not asked or did not tell: ``maps`` and ``reduces``
+(``mapsTotal``, ``reducesTotal``), ``map_ms`` (``avgMapTime``), ``shuffle_ms``, ``merge_ms``
+and ``reduce_ms`` (``avgShuffleTime``, ``avgMergeTime``, ``avgReduceTime``: the three phases of
+a reduce, one after another), averages over the successful attempts.
+
 The recorder's cursor is the file itself: the largest ``finish_ms`` recorded, asked for again
 as ``finishedTimeBegin`` (both ends are inclusive), with the apps that finished at that very
 millisecond skipped by id. A restart so resumes where the last run stopped, nothing twice.
 
-Version 1 is this list. A reader refuses a file of another format or a later version rather
-than guessing; new fields are added to a later version.
+Version 1 is this list without the JobHistory fields; this amtuner reads both and writes 2 (a
+version 1 file it continues gets no JobHistory fields, `amtuner.record`). A reader refuses a
+file of another format or a later version rather than guessing; new fields are added to a later
+version.
 """
 
 from __future__ import annotations
@@ -31,8 +39,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from amtuner.jobhistory import FIELDS
+
 FORMAT = "amtuner-apps"
-VERSION = 1
+VERSION = 2
+READS = (1, 2)
+"""The versions this amtuner reads; a file of version 1 is read with the JobHistory fields
+null."""
 FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 
 
@@ -55,6 +68,13 @@ class AppRecord:
     vcore_s: int | None
     """None where the RM does not report them (Hadoop before 2.6)."""
     am_memory_mb: int | None = None
+    maps: int | None = None
+    reduces: int | None = None
+    map_ms: int | None = None
+    shuffle_ms: int | None = None
+    merge_ms: int | None = None
+    reduce_ms: int | None = None
+    """Version 2: the JobHistory server's figures (`amtuner.jobhistory.FIELDS`)."""
 
     @classmethod
     def from_app_info(cls, app: Mapping[str, Any]) -> AppRecord:
@@ -88,8 +108,13 @@ class AppRecord:
             vcore_s=optional("vcoreSeconds"),
         )
 
-    def line(self) -> str:
-        return json.dumps(asdict(self), separators=(",", ":")) + "\n"
+    def line(self, version: int = VERSION) -> str:
+        """Its JSON line in a file of ``version``: version 1 has no JobHistory fields."""
+        doc = asdict(self)
+        if version < 2:
+            for name in FIELDS:
+                del doc[name]
+        return json.dumps(doc, separators=(",", ":")) + "\n"
 
 
 def header_line(cluster: Mapping[str, int], rm: str) -> str:
@@ -135,9 +160,10 @@ def _header(path: str | Path, text: str) -> dict[str, Any]:
     if not isinstance(doc, dict) or doc.get("format") != FORMAT:
         raise TraceError(f"{path}:1: not an {FORMAT} trace (no header naming the format)")
     version = doc.get("version")
-    if version != VERSION:
+    if isinstance(version, bool) or version not in READS:
         raise TraceError(
-            f"{path}:1: {FORMAT} version {version!r}; this amtuner reads version {VERSION}"
+            f"{path}:1: {FORMAT} version {version!r}; this amtuner reads versions "
+            f"{', '.join(map(str, READS))}: a newer amtuner wrote it, read it with that one"
         )
     return doc
 

@@ -8,6 +8,11 @@ while an app runs (`am_size`), and the apps finished since the cursor
 last ``yarn.resourcemanager.max-completed-applications`` finished apps (1000 in Hadoop 3), so a
 poll must come before that many more have finished; a full answer (``limit`` apps) is said in
 the log, since some apps of that window may then be missing.
+
+Where a MapReduce JobHistory server is named (``history.urls``, ``--history``), each finished
+MapReduce app whose AM started costs one more bounded request there, for its task counts and
+durations (`amtuner.jobhistory`). An app the server cannot tell of is recorded without them:
+the trace loses no app to the JobHistory server, and one warning a poll says how many.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from amtuner.exitcodes import ExitCode
 
 if TYPE_CHECKING:
+    from amtuner.apptrace import AppRecord
     from amtuner.monitor import RMClient
 
 log = logging.getLogger(__name__)
@@ -128,21 +134,63 @@ def poll_running(client: RMClient, am_sizes: dict[str, int | None], limit: int) 
         del am_sizes[app_id]
 
 
-def open_trace(path: Path, client: RMClient, rm: str) -> tuple[int, frozenset[str]]:
-    """The trace's cursor; a new file gets its header first. A torn last line (a recorder
-    killed mid-write) is cut off, so the next line starts clean."""
-    from amtuner.apptrace import cursor, header_line, read_trace
+def open_trace(path: Path, client: RMClient, rm: str) -> tuple[tuple[int, frozenset[str]], int]:
+    """The trace's cursor and version; a new file gets its header first. A torn last line (a
+    recorder killed mid-write) is cut off, so the next line starts clean."""
+    from amtuner.apptrace import VERSION, cursor, header_line, read_trace
 
     if not path.exists() or path.stat().st_size == 0:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(header_line(cluster_shape(client), rm), encoding="utf-8")
-        return 0, frozenset()
-    _, apps = read_trace(path)
+        return (0, frozenset()), VERSION
+    header, apps = read_trace(path)
     data = path.read_bytes()
     if not data.endswith(b"\n"):
         with path.open("r+b") as f:
             f.truncate(data.rfind(b"\n") + 1)
-    return cursor(apps)
+    return cursor(apps), header["version"]
+
+
+def with_history(records: list[AppRecord], history: RMClient) -> list[AppRecord]:
+    """``records`` with the JobHistory server's figures of each MapReduce app whose AM started
+    (`amtuner.jobhistory.fetch`). An app it does not know (404: not moved to its done
+    directory yet, or past its retention), or answers badly about, keeps null figures; once it
+    cannot be reached at all, the rest of the poll does not ask it. One warning says how many
+    went without."""
+    from amtuner.jobhistory import JobDocumentError, fetch
+    from amtuner.monitor import ObservationError
+
+    out: list[AppRecord] = []
+    asked = 0
+    missed: list[str] = []
+    down = False
+    for rec in records:
+        if rec.type == "MAPREDUCE" and rec.launch_ms > 0 and not down:
+            asked += 1
+            try:
+                figures = fetch(history, rec.id)
+            except ObservationError as exc:
+                missed.append(f"{rec.id}: {exc.reason}: {exc}")
+                down = exc.reason != "http-error"
+            except JobDocumentError as exc:
+                missed.append(f"{rec.id}: bad-response: {exc}")
+            else:
+                if figures is not None:
+                    rec = dataclasses.replace(
+                        rec, maps=figures["maps"], reduces=figures["reduces"],
+                        map_ms=figures["map_ms"], shuffle_ms=figures["shuffle_ms"],
+                        merge_ms=figures["merge_ms"], reduce_ms=figures["reduce_ms"],
+                    )  # fmt: skip
+        out.append(rec)
+    if missed:
+        skipped = sum(r.type == "MAPREDUCE" and r.launch_ms > 0 for r in records) - asked
+        log.warning(
+            "the JobHistory server did not give %d of %d MapReduce apps their task figures%s "
+            "(recorded without them); first: %s", len(missed) + skipped, asked + skipped,
+            f", and was not asked about {skipped} after it failed" if skipped else "",
+            missed[0].replace("no ResourceManager answered", "no JobHistory server answered"),
+        )  # fmt: skip
+    return out
 
 
 def poll(
@@ -152,10 +200,13 @@ def poll(
     limit: int,
     max_bytes: int,
     am_sizes: dict[str, int | None] | None = None,
+    history: RMClient | None = None,
+    version: int | None = None,
 ) -> tuple[tuple[int, frozenset[str]], int]:
     """One request; appends the apps not yet recorded, each with its AM size if ``am_sizes``
-    (`poll_running`) knows it. Returns the new cursor and how many."""
-    from amtuner.apptrace import FINAL_STATES, AppRecord, TraceError, cursor
+    (`poll_running`) knows it, and, with ``history``, its tasks (`with_history`), as lines of
+    a file of ``version`` (default: the current). Returns the new cursor and how many."""
+    from amtuner.apptrace import FINAL_STATES, VERSION, AppRecord, TraceError, cursor
 
     begin, seen = since
     query = f"?states={','.join(FINAL_STATES)}&finishedTimeBegin={begin}&limit={limit}"
@@ -180,7 +231,9 @@ def poll(
             rec = dataclasses.replace(rec, am_memory_mb=am_sizes.pop(rec.id, None))
         records.append(rec)
     records.sort(key=lambda r: (r.finish_ms, r.id))
-    text = "".join(r.line() for r in records).encode()
+    if history is not None:
+        records = with_history(records, history)
+    text = "".join(r.line(version or VERSION) for r in records).encode()
     if path.stat().st_size + len(text) > max_bytes:
         raise TraceFull(
             f"{path}: {len(records)} more apps would take it past --max-bytes {max_bytes}; "
@@ -202,6 +255,7 @@ def cmd_record(args: argparse.Namespace) -> int:
     from amtuner.apptrace import TraceError
     from amtuner.commands import kerberos_login, startup_errors
     from amtuner.config import load_config
+    from amtuner.jobhistory import history_client
     from amtuner.monitor import ObservationError, RMClient, make_session
 
     try:
@@ -211,15 +265,25 @@ def cmd_record(args: argparse.Namespace) -> int:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
     client = RMClient.from_settings(cfg.rm, session=session)
+    history_urls = tuple(args.history) or cfg.history.urls
+    history = history_client(cfg.rm, history_urls, session) if history_urls else None
     stop = threading.Event()
     if not args.once:
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
-        since = open_trace(args.out, client, ",".join(cfg.rm.urls))
+        since, version = open_trace(args.out, client, ",".join(cfg.rm.urls))
+        if history is not None and version < 2:
+            log.warning(
+                "%s is a version %d trace, which has no JobHistory fields: the JobHistory "
+                "server is not asked; start a new file to record them", args.out, version,
+            )  # fmt: skip
+            history = None
         am_sizes: dict[str, int | None] = {}
         while True:
             poll_running(client, am_sizes, args.limit)
-            since, n = poll(args.out, client, since, args.limit, args.max_bytes, am_sizes)
+            since, n = poll(
+                args.out, client, since, args.limit, args.max_bytes, am_sizes, history, version
+            )
             log.info("%d apps recorded; cursor finishedTimeBegin=%d", n, since[0])
             if args.once or stop.wait(args.interval):
                 return ExitCode.OK
@@ -232,6 +296,15 @@ def cmd_record(args: argparse.Namespace) -> int:
     except ObservationError as exc:
         print(f"amtuner: {exc.reason}: {exc}", file=sys.stderr)
         return ExitCode.for_error(exc.reason)
+
+
+def _url_option(text: str) -> str:
+    from amtuner.config import check_url
+
+    try:
+        return check_url(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -250,6 +323,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--interval", type=float, default=60.0, help="seconds between polls (default: %(default)s)"
     )
     p.add_argument("--once", action="store_true", help="poll once and exit")
+    p.add_argument(
+        "--history", action="append", default=[], metavar="URL", type=_url_option,
+        help="the MapReduce JobHistory server to ask for each MapReduce app's tasks "
+        "(repeatable; instead of the config's history.urls)",
+    )  # fmt: skip
     p.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT,
         help="most apps asked for per poll (default: %(default)s)",

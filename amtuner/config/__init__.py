@@ -66,6 +66,7 @@ from amtuner.config.settings import (
     ConfigError,
     ControllerSettings,
     GuardSettings,
+    HistorySettings,
     MetricsSettings,
     Mode,
     PolicyName,
@@ -165,6 +166,9 @@ _SECTIONS: Final[dict[str, Check]] = {
             "port": _integer(0, 65535),
         },
     ),
+    "history": _section(
+        HistorySettings, {"urls": _list_of(_url, what="JobHistory server URLs", non_empty=False)}
+    ),
 }
 
 _TOP_LEVEL: Final[dict[str, Check]] = {
@@ -217,6 +221,16 @@ def _read_mapping(
             if value is not _INVALID:
                 values[key] = value
     return values
+
+
+def check_url(value: str) -> str:
+    """A URL given on the command line, held to the rule of the config's URLs (``rm.urls``);
+    ValueError with the reason."""
+    c = _Checker(Path.cwd(), {})
+    url = _url(c, (), value)
+    if c.problems:
+        raise ValueError(c.problems[0].reason)
+    return str(url)
 
 
 def refresh_mismatch(kind: str, method: str) -> str | None:

@@ -128,6 +128,15 @@ class RMSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class HistorySettings:
+    urls: tuple[str, ...] = ()
+    """The MapReduce JobHistory server (``mapreduce.jobhistory.webapp.address``, port 19888 by
+    default; or a REST base as in ``rm.urls``), asked by `amtuner record` for each finished
+    MapReduce app's task counts and durations, through the ``rm`` section's TLS, Kerberos and
+    ``user.name``. More than one: tried in order. Empty: not asked."""
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerSettings:
     kind: SchedulerKindSetting = "auto"
     config_file: Path | None = None
@@ -212,6 +221,7 @@ restart) does not void it, one stopped for longer does."""
 @dataclass(frozen=True, slots=True)
 class Config:
     rm: RMSettings = field(default_factory=RMSettings)
+    history: HistorySettings = field(default_factory=HistorySettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     refresh: RefreshSettings = field(default_factory=RefreshSettings)
     controller: ControllerSettings = field(default_factory=ControllerSettings)

@@ -138,6 +138,7 @@ class RMClient:
         web_ui_urls: Sequence[str] = (),
         deadline_s: float | None = None,
         max_body_bytes: int = MAX_BODY_BYTES,
+        ha: bool = True,
     ) -> None:
         if not urls:
             raise ValueError("RMClient needs at least one RM URL")
@@ -161,6 +162,9 @@ class RMClient:
             None if scheduler_hint in (None, "auto") else SchedulerKind(scheduler_hint)
         )
         """The kind to assume when only the web UI answers and its page does not name one."""
+        self.ha = ha
+        """False: a server with no HA state to probe (the MapReduce JobHistory server,
+        `amtuner.jobhistory`), asked in the order given."""
         self.active_url: str | None = None
         self._deadline = time.monotonic() + self.deadline_s
 
@@ -228,7 +232,7 @@ class RMClient:
         others: list[RMEndpoint] = []
         for i, rm in enumerate(order):
             try:
-                state = self._ha_state(rm)
+                state = self._ha_state(rm) if self.ha else "ACTIVE"
             except Unreachable as exc:
                 failures.append(exc.detail)
                 reasons.add(exc.reason)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -142,3 +143,57 @@ def test_a_recorder_that_saw_an_app_running_records_its_am_size(
     assert len(sized) >= 3, err
     # paper:mixed's AMs ask 1536 MB; the RM allocates whole GBs of its minimum allocation.
     assert {a.am_memory_mb for a in sized} == {2048}
+
+
+@pytest.mark.parametrize("sim", ["fair"], indirect=True)
+def test_record_takes_each_mapreduce_apps_tasks_from_the_jobhistory_server(
+    sim: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The simulated RM is its own JobHistory server: the recorder asks it of every finished
+    app, the trace holds each job's map and reduce counts as the workload submitted them, and
+    the replay runs those counts. A JobHistory server that does not answer costs the apps their
+    task figures, nothing else, with a warning."""
+    url, sched = sim
+    cfg = write_config(
+        tmp_path / "amtuner.yaml", rm={"urls": [url]}, history={"urls": [url]},
+        scheduler={"kind": "fair", "config_file": str(sched)},
+    )  # fmt: skip
+    trace = tmp_path / "apps.jsonl"
+    deadline = time.monotonic() + 90
+    apps: list = []
+    while len(apps) < 4 and time.monotonic() < deadline:
+        run = amtuner("record", "--config", str(cfg), "--out", str(trace), "--once")
+        assert run.returncode == 0, run.stderr
+        assert "JobHistory" not in run.stderr, run.stderr
+        apps = read_trace(trace)[1]
+        time.sleep(0.5)
+    assert len(apps) >= 4
+    doc = requests.get(f"{url}/ws/v1/cluster/apps", params={"states": "FINISHED"}, timeout=10)
+    name = {a["id"]: a["name"] for a in doc.json()["apps"]["app"]}
+    spec = {j.job_id: j for j in load_workload("paper:mixed").jobs}
+    for a in apps:
+        job = spec[name[a.id]]
+        assert a.maps == sum(g.count for g in job.maps) >= 1
+        assert a.reduces == sum(g.count for g in job.reduces)
+        assert a.map_ms == round(job.maps[0].duration_s * 1000)
+        assert a.shuffle_ms == a.merge_ms == 0
+        if job.reduces:
+            assert a.reduce_ms == round(job.reduces[0].duration_s * 1000)
+    assert any(a.reduces for a in apps), "paper:mixed has jobs with reduces"
+    replay = {j.job_id: j for j in load_workload(f"trace:{trace}").jobs}
+    for a in apps:
+        job = replay[a.id]
+        assert sum(g.count for g in job.maps) == a.maps
+        assert sum(g.count for g in job.reduces) == a.reduces
+
+    # A JobHistory server that is not there: the apps are recorded all the same.
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    more = tmp_path / "more.jsonl"
+    run = amtuner("record", "--config", str(cfg), "--out", str(more), "--once", "--history", dead)
+    assert run.returncode == 0, run.stderr
+    assert "no JobHistory server answered" in run.stderr
+    got = read_trace(more)[1]
+    assert {a.id for a in apps} <= {a.id for a in got}
+    assert all(a.maps is None for a in got)

@@ -57,9 +57,9 @@ def test_a_torn_last_line_is_left_out_and_other_versions_refused(tmp_path: Path)
     path.write_text(path.read_text()[:-20])
     _, apps = read_trace(path)
     assert [a.id for a in apps] == ["application_1_0000"]
-    other = tmp_path / "v2.jsonl"
-    other.write_text('{"format": "amtuner-apps", "version": 2}\n')
-    with pytest.raises(TraceError, match="version 2"):
+    other = tmp_path / "v3.jsonl"
+    other.write_text('{"format": "amtuner-apps", "version": 3}\n')
+    with pytest.raises(TraceError, match="version 3; this amtuner reads versions 1, 2: a newer"):
         read_trace(other)
     sls = tmp_path / "sls.json"
     sls.write_text('{"job.start.ms": 0}\n')
@@ -69,3 +69,38 @@ def test_a_torn_last_line_is_left_out_and_other_versions_refused(tmp_path: Path)
     bad.write_text(bad.read_text() + '{"id": 1}\n' + app(2).line())
     with pytest.raises(TraceError, match=r"bad.jsonl:3: not an app record"):
         read_trace(bad)
+
+
+def test_a_version_1_file_still_loads_without_the_jobhistory_fields(tmp_path: Path) -> None:
+    rec = app(0, memory_mb_s=2048 * 67 + 4 * 1024 * 60)
+    path = tmp_path / "v1.jsonl"
+    header = header_line({"nodes": 3}, "http://rm:8088").replace('"version":2', '"version":1')
+    path.write_text(header + rec.line(version=1))
+    assert '"maps"' not in path.read_text()
+    header_doc, (back,) = read_trace(path)
+    assert header_doc["version"] == 1 and back == rec and back.maps is None
+    (job,) = load_workload(f"trace:{path}").jobs
+    assert job.maps[0].count == 4 and job.reduces == ()
+
+
+def test_recorded_task_counts_and_durations_replace_the_estimate(tmp_path: Path) -> None:
+    """The JobHistory server's figures are replayed as they are: maps of the average map time,
+    reduces of the shuffle, merge and reduce phases one after another, asked for once the maps
+    are done; an app it told nothing of keeps the estimate."""
+    told = app(
+        0, memory_mb_s=2048 * 67 + 4 * 1024 * 60, maps=12, reduces=3, map_ms=2638,
+        shuffle_ms=2540, merge_ms=49, reduce_ms=124961,
+    )  # fmt: skip
+    map_only = app(1, maps=5, reduces=0, map_ms=400, shuffle_ms=0, merge_ms=0, reduce_ms=0)
+    untold = app(2, memory_mb_s=2048 * 67 + 4 * 1024 * 60)
+    path = write(tmp_path / "t.jsonl", [told, map_only, untold], nodes=3)
+    assert read_trace(path)[1] == [told, map_only, untold]
+    jobs = {j.job_id: j for j in load_workload(f"trace:{path}").jobs}
+    job = jobs[told.id]
+    ((maps,), (reduces,)) = job.maps, job.reduces
+    assert (maps.count, maps.duration_s) == (12, 2.638)
+    assert (reduces.count, reduces.duration_s) == (3, 127.55)
+    assert job.slowstart == 1.0
+    job = jobs[map_only.id]
+    assert (job.maps[0].count, job.maps[0].duration_s, job.reduces) == (5, 1.0, ())
+    assert jobs[untold.id].maps[0].count == 4 and jobs[untold.id].reduces == ()

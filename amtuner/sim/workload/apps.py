@@ -16,9 +16,16 @@ so they are estimated, per app, as one wave that kept the app's average width fo
 * apps whose AM never started (``launch_ms`` 0: killed or failed while ACCEPTED) did no work and
   are left out; every other app, Spark and Tez too, is replayed as this MapReduce-shaped job.
 
+Where the MapReduce JobHistory server told the recorder an app's tasks (trace version 2:
+``maps`` of at least 1, `amtuner.jobhistory`), they replace the estimate: ``maps`` maps of
+``map_ms`` each and ``reduces`` reduces of ``shuffle_ms + merge_ms + reduce_ms`` each (at least
+1 s), 1024 MB and 1 vcore, the reduces asked for once the maps are done (slow start 1, as SLS
+replays its traces: the recorded shuffle time already holds a reduce's wait for the maps).
+
 So what is estimated: the AM's size, the tasks' count, size and length (only their product, the
-memory-seconds, is measured), and that they ran side by side. A replay is so a model of the
-period's load and its arrivals, not of its apps' internals.
+memory-seconds, is measured; with the JobHistory figures, only their size), and that they ran
+side by side. A replay is so a model of the period's load and its arrivals, not of its apps'
+internals.
 """
 
 from __future__ import annotations
@@ -100,19 +107,17 @@ def apps_jobs(records: list[AppRecord]) -> tuple[JobSpec, ...]:
 
 def app_job(r: AppRecord, t0_ms: int) -> JobSpec:
     am_mb = r.am_memory_mb or AM_MEMORY_MB
-    run_s = max(0.0, (r.finish_ms - r.launch_ms) / 1000)
-    task_s = max(1.0, run_s - AM_STARTUP_S - AM_TEARDOWN_S)
-    tasks = 1
-    if r.memory_mb_s is not None:
-        am_alloc_mb = math.ceil(am_mb / MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
-        task_mb_s = r.memory_mb_s - am_alloc_mb * run_s
-        tasks = max(1, round(task_mb_s / (MAP_MEMORY_MB * task_s)))
-    maps = (TaskGroup("map", tasks, MAP_MEMORY_MB, TASK_VCORES, task_s, 0.0, 0.0),)
-    return JobSpec(
+    recorded = recorded_tasks(r)
+    if recorded is not None:
+        maps, reduces = recorded
+    else:
+        maps, reduces = estimated_maps(r, am_mb), ()
+    job = JobSpec(
         job_id=r.id,
         submit_s=max(0.0, (r.submit_ms - t0_ms) / 1000),
         queue=r.queue,
         maps=maps,
+        reduces=reduces,
         user=r.user,
         profile="trace",
         am_memory_mb=am_mb,
@@ -120,3 +125,33 @@ def app_job(r: AppRecord, t0_ms: int) -> JobSpec:
         am_startup_s=AM_STARTUP_S,
         am_teardown_s=AM_TEARDOWN_S,
     )
+    return replace(job, slowstart=1.0) if reduces else job
+
+
+def estimated_maps(r: AppRecord, am_mb: int) -> tuple[TaskGroup, ...]:
+    """One wave of maps that kept the app's average width (the module's estimate)."""
+    run_s = max(0.0, (r.finish_ms - r.launch_ms) / 1000)
+    task_s = max(1.0, run_s - AM_STARTUP_S - AM_TEARDOWN_S)
+    tasks = 1
+    if r.memory_mb_s is not None:
+        am_alloc_mb = math.ceil(am_mb / MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
+        task_mb_s = r.memory_mb_s - am_alloc_mb * run_s
+        tasks = max(1, round(task_mb_s / (MAP_MEMORY_MB * task_s)))
+    return (TaskGroup("map", tasks, MAP_MEMORY_MB, TASK_VCORES, task_s, 0.0, 0.0),)
+
+
+def recorded_tasks(r: AppRecord) -> tuple[tuple[TaskGroup, ...], tuple[TaskGroup, ...]] | None:
+    """The maps and reduces the JobHistory server reported, None where it did not (or told
+    of no map: an app with nothing for the replay to run but its estimate)."""
+    if r.maps is None or r.maps < 1 or r.map_ms is None:
+        return None
+    maps = (TaskGroup("map", r.maps, MAP_MEMORY_MB, TASK_VCORES, _s(r.map_ms), 0.0, 0.0),)
+    phases = (r.shuffle_ms, r.merge_ms, r.reduce_ms)
+    if not r.reduces or any(p is None for p in phases):
+        return maps, ()
+    reduce_s = _s(sum(p for p in phases if p is not None))
+    return maps, (TaskGroup("reduce", r.reduces, MAP_MEMORY_MB, TASK_VCORES, reduce_s, 0.0, 0.0),)
+
+
+def _s(ms: int) -> float:
+    return max(1.0, ms / 1000)
