@@ -125,6 +125,7 @@ class CapacityScheduler(Scheduler):
         self.data = data
         self.queues: dict[str, CSQueue] = {}
         self.parallel = RunnableApps(self.conf)
+        self.am_refusals = 0
         self._build(self.conf, {})
 
     @property
@@ -343,6 +344,7 @@ class CapacityScheduler(Scheduler):
         limit = self.am_limit_mb(leaf)
         busy = leaf.active >= 1 and leaf.am_used_mb > 0
         if busy and leaf.am_used_mb + leaf.min_pending_am > limit:
+            self.am_refusals += 1
             return  # not even the smallest pending AM fits: the common case, kept O(1)
         chosen = activations(
             ((a.am_memory_mb, a.user) for a in leaf.pending),
@@ -353,6 +355,8 @@ class CapacityScheduler(Scheduler):
             self.user_am_limit_mb(leaf, limit),
             leaf.min_pending_am,
         )
+        if len(chosen) < len(leaf.pending):  # each app not chosen was refused by an AM limit
+            self.am_refusals += 1
         if not chosen:
             return
         for i in chosen:

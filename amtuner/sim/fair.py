@@ -84,6 +84,7 @@ class FairScheduler(Scheduler):
         self.user_runnable: dict[str, int] = {}
         self._nonrunnable = 0
         self._shares_dirty = True
+        self.am_refusals = 0
         self._build(self.conf, {})
 
     @property
@@ -425,7 +426,14 @@ class FairScheduler(Scheduler):
         return True
 
     def am_allowed(self, leaf: FSQueue, app: App) -> bool:
-        """``canRunAppAM``: records the limit it computed, as the RM's metrics do."""
+        """``canRunAppAM``: records the limit it computed, as the RM's metrics do, and counts a
+        refusal."""
+        if self._am_allowed(leaf, app):
+            return True
+        self.am_refusals += 1
+        return False
+
+    def _am_allowed(self, leaf: FSQueue, app: App) -> bool:
         if self._shares_dirty:
             self._update_shares()
         if self.am_check_2_8:

@@ -52,6 +52,12 @@ class Scheduler:
     class rather than a protocol: compiled, a call through a protocol is a Python call, and the
     job model makes two or three per container."""
 
+    am_refusals: int
+    """How many times an AM limit held an app back (CapacityScheduler: an activation that left
+    an app pending, by the queue's, the user's or the partition's AM limit; FairScheduler: a
+    ``canRunAppAM`` that said no). Counting changes no decision. Each limit only grows with the
+    AM share, so a run that never saw one is the run of every larger share too."""
+
     def submit(self, app: App) -> bool:
         """Accept (True) or reject (False) a new app; an accepted app waits for its AM."""
         raise NotImplementedError

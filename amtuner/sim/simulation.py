@@ -90,6 +90,9 @@ class SimResult:
     p95 summarize."""
     waits_s: tuple[float, ...] = field(default=(), repr=False)
     """Each started app's wait in ACCEPTED, shortest first."""
+    am_refusals: int = 0
+    """Times an AM limit held an app back (`Scheduler.am_refusals`): 0, and every larger AM
+    share would have run the same."""
 
     def to_json_dict(self) -> dict[str, object]:
         """The figures, without the per-job distributions (a SWIM day has thousands)."""
@@ -380,6 +383,7 @@ class Simulation:
             mean_wait_s=_r(sum(waits) / len(waits)) if waits else None,
             jcts_s=tuple(_r(j) for j in jcts),
             waits_s=tuple(sorted(_r(w) for w in waits)),
+            am_refusals=self.scheduler.am_refusals,
         )
 
 

@@ -245,3 +245,41 @@ def test_accounting_adds_up_and_every_job_finishes(
     assert all(q.used.memory_mb == 0 and q.am_used.memory_mb == 0 for q in sim.view().queues)
     assert all(not n.tasks and n.free_mb == n.memory_mb for n in sim.cluster.nodes)
     assert result.mean_jct_s is not None and result.mean_jct_s >= 7.0  # start-up + tear-down
+
+
+@pytest.mark.parametrize("kind", ["capacity", "fair"])
+def test_am_refusals_count_the_apps_an_am_limit_held_back(kind: str) -> None:
+    """Six jobs at once on two nodes: a low AM share holds AMs back, and the runs say so; jobs
+    spread out under a share of 1 never meet the limit, and count none."""
+    at_once = Workload("t", tuple(_job(f"j{i}", 0.0, 4) for i in range(6)), nodes=2)
+    held = _sim(kind, at_once, 0.25).run()
+    assert held.mean_wait_s is not None and held.mean_wait_s > 0
+    assert held.ams_at_once < 6 and held.am_refusals > 0
+    spread = Workload("t", tuple(_job(f"j{i}", i * 200.0, 2) for i in range(4)), nodes=2)
+    free = _sim(kind, spread, 1.0).run()
+    assert free.mean_wait_s == 0.0 and free.am_refusals == 0
+
+
+@pytest.mark.parametrize("kind", ["capacity", "fair"])
+@settings(max_examples=12, deadline=None)
+@given(
+    n=st.integers(2, 8),
+    gap=st.sampled_from([0.0, 3.0, 40.0]),
+    a=st.sampled_from([0.1, 0.2, 0.3, 0.5]),
+)
+def test_a_run_without_am_refusals_is_the_run_of_every_larger_share(
+    kind: str, n: int, gap: float, a: float
+) -> None:
+    """The AM share enters the schedulers only through the AM limits: with none refused, a
+    larger share changes nothing; a run that any larger share changes did refuse."""
+    wl = Workload("t", tuple(_job(f"j{i}", i * gap, 4) for i in range(n)), nodes=2)
+
+    def figures(share: float) -> tuple[object, ...]:
+        r = _sim(kind, wl, share).run()
+        return r.jcts_s, r.waits_s, r.makespan_s, r.events, r.am_refusals
+
+    low, high = figures(a), figures(1.0)
+    if low[-1] == 0:
+        assert low[:-1] == high[:-1] and high[-1] == 0
+    if low[:-1] != high[:-1]:
+        assert low[-1] > 0
