@@ -3,9 +3,12 @@
 The period (an app trace from `amtuner record`, `amtuner.sim.workload.apps`) is replayed through
 the simulator on the cluster given, under the current value, the fixed values 0.1 … 1.0, then
 0.05 either side of the best of those, and the adaptive policy, each over the same seeds (a seed
-jitters task lengths and heartbeat phases, not the arrivals: those are the record). Every run is
-one job of `run_all`: a process of its pool, on every core unless told, or a task on the Dask
-cluster ``--dask`` names (`amtuner.bench.daskpool`); the same runs and figures either way.
+jitters task lengths and heartbeat phases, not the arrivals: those are the record). A seed's
+fixed values run smallest first, and the first whose run no AM limit held an app back gives
+every larger value its run: they would replay it event for event (`Replay`); the report counts
+the runs reused. Each chain of fixed values, and each adaptive run, is one job of `run_all`: a
+process of its pool, on every core unless told, or a task on the Dask cluster ``--dask`` names
+(`amtuner.bench.daskpool`); the same runs and figures either way.
 
 Per value: the mean over seeds of the mean job completion time, the mean wait in ACCEPTED
 (submission to AM container) and the makespan, and each against the current value's as a
@@ -130,10 +133,14 @@ class Sweep:
 
 @dataclass(frozen=True, slots=True)
 class Replay:
-    """One run: the unit of work of the pool."""
+    """The unit of work of the pool: the runs of ``labels`` on ``seed``, in this order. Fixed
+    values go together, smallest first, so that the first run no AM limit held an app back
+    (`SimResult.am_refusals` 0) ends the chain: every larger value would run the same, event for
+    event (the AM share reaches the schedulers only through the AM limits, each growing with
+    it), and takes that run's figures (``reused_from``)."""
 
     sweep: Sweep
-    label: str
+    labels: tuple[str, ...]
     seed: int
 
 
@@ -164,17 +171,28 @@ def _loaded(period: Period) -> tuple[Workload, float]:
     return workload, horizon_s(workload)
 
 
-def _run(replay: Replay) -> dict[str, Any]:
-    """One replay, in a worker process: the figures the advice compares."""
+def _run(replay: Replay) -> dict[str, dict[str, Any]]:
+    """One chain of runs (`Replay`), in a worker process: each label's figures."""
+    out: dict[str, dict[str, Any]] = {}
+    for i, label in enumerate(replay.labels):
+        figures = _run_one(replay.sweep, label, replay.seed)
+        out[label] = figures
+        if label != ADAPTIVE and figures["am_refusals"] == 0:
+            for rest in replay.labels[i + 1 :]:
+                out[rest] = {**figures, "reused_from": label}
+            break
+    return out
+
+
+def _run_one(w: Sweep, label: str, seed: int) -> dict[str, Any]:
+    """One replay: the figures the advice compares."""
     from amtuner.bench.common import simulate
 
-    w = replay.sweep
     workload, limit_s = _loaded(w.period)
-    label = replay.label
     policy = label if label == ADAPTIVE else "paper"
     a = None if label == ADAPTIVE else float(label)
     r = simulate(
-        workload, w.scheduler, a, replay.seed, max_sim_seconds=limit_s, policy=policy,
+        workload, w.scheduler, a, seed, max_sim_seconds=limit_s, policy=policy,
         config=w.config, target=w.target, targets=w.targets,
     )  # fmt: skip
     # A run that never finished (every AM holding the memory its tasks need) has no mean JCT
@@ -184,6 +202,7 @@ def _run(replay: Replay) -> dict[str, Any]:
         if r.finished
         else {"jct": None, "wait": None, "makespan": None}
     )
+    figures["am_refusals"] = r.am_refusals
     if w.distributions:  # the apps that did complete, drawn as the value's that never finished
         figures |= {"jcts": r.jcts_s, "waits": r.waits_s}
     return figures
@@ -266,39 +285,62 @@ def sweep(
     sweeps: Sequence[Sweep],
     seeds: Sequence[int],
     workers: int,
-    progress: Progress[dict[str, Any]] | None = None,
+    progress: Progress[dict[str, dict[str, Any]]] | None = None,
     kept: dict[Sweep, Results] | None = None,
     client: Client | None = None,
+    *,
+    reuse: bool = True,
 ) -> list[list[Row]]:
     """Each sweep's table: its labels over ``seeds``, then the values 0.05 either side of its
-    best fixed one; every run of every sweep one job of ``workers`` processes, or of the Dask
-    cluster of ``client``. ``kept``, if given, receives each sweep's runs."""
-    from amtuner.bench.common import run_all
+    best fixed one; the runs of every sweep jobs of ``workers`` processes, or of the Dask
+    cluster of ``client``. ``kept``, if given, receives each sweep's runs.
 
-    def run(todo: dict[int, Sequence[str]]) -> dict[Replay, dict[str, Any]]:
-        replays = [
-            Replay(sweeps[i], label, seed)
-            for i, labels in todo.items()
-            for label in labels
-            for seed in seeds
-        ]
-        # Controlled runs first: they take longest, and the pool should not end on them.
-        replays.sort(key=lambda r: r.label != ADAPTIVE)
-        return run_all(_run, replays, workers, progress, 1, client)
+    ``reuse``: a seed's fixed values run as one chain, smallest first, each value above the
+    smallest one no AM limit held back taking its run (`Replay`); the refinements likewise,
+    after the runs of the coarse grid. Without it every run is a job of its own: the same
+    figures, the way to check that they are."""
+    from amtuner.bench.common import run_all
 
     results: dict[Sweep, Results] = {} if kept is None else kept
 
-    def file(done: dict[Replay, dict[str, Any]]) -> None:
-        for r, figures in done.items():
-            results.setdefault(r.sweep, {})[(r.label, r.seed)] = figures
+    def free_at(w: Sweep, seed: int) -> str | None:
+        """The smallest value whose run on ``seed`` no AM limit held back (None: none yet)."""
+        free = [label for (label, s), f in results.get(w, {}).items()
+                if s == seed and label != ADAPTIVE and f["am_refusals"] == 0]  # fmt: skip
+        return min(free, key=float, default=None)
 
-    file(run({i: w.labels for i, w in enumerate(sweeps)}))
+    def run(todo: dict[int, Sequence[str]]) -> None:
+        replays = []
+        for i, labels in todo.items():
+            w = sweeps[i]
+            fixed = sorted((v for v in labels if v != ADAPTIVE), key=float)
+            for seed in seeds:
+                if ADAPTIVE in labels:
+                    replays.append(Replay(w, (ADAPTIVE,), seed))
+                if not reuse:
+                    replays += [Replay(w, (v,), seed) for v in fixed]
+                    continue
+                free = free_at(w, seed)
+                top = math.inf if free is None else float(free)
+                for v in fixed:
+                    if free is not None and float(v) > top:  # ``free``'s run is this one's too
+                        results[w][(v, seed)] = {**results[w][(free, seed)], "reused_from": free}
+                chain = tuple(v for v in fixed if float(v) <= top)
+                if chain:
+                    replays.append(Replay(w, chain, seed))
+        # Long jobs first (a chain, then a controlled run): the pool should not end on them.
+        replays.sort(key=lambda r: (-len(r.labels), r.labels[0] != ADAPTIVE))
+        for r, out in run_all(_run, replays, workers, progress, 1, client).items():
+            for label, figures in out.items():
+                results.setdefault(r.sweep, {})[(label, r.seed)] = figures
+
+    run({i: w.labels for i, w in enumerate(sweeps)})
     fine: dict[int, list[str]] = {}
     for i, w in enumerate(sweeps):
         best = best_fixed(rows(results[w], w.labels, seeds, w.base))
         values = [label_of(v) for v in refinements(best.a)] if best and best.a else []
         fine[i] = [v for v in values if v not in w.labels]
-    file(run({i: labels for i, labels in fine.items() if labels}))
+    run({i: labels for i, labels in fine.items() if labels})
     tables = []
     for i, w in enumerate(sweeps):
         labels = sorted(
@@ -307,6 +349,11 @@ def sweep(
         )
         tables.append(rows(results[w], labels, seeds, w.base))
     return tables
+
+
+def reused(runs: Results) -> int:
+    """How many of ``runs`` took a smaller value's run instead of a replay of their own."""
+    return sum("reused_from" in f for f in runs.values())
 
 
 def too_short(workload: Workload) -> str | None:
@@ -396,8 +443,11 @@ def cmd_advise(args: argparse.Namespace) -> int:
     per_target = []
     for w, table in zip(sweeps, tables, strict=True):
         value, why = recommend(table, w.base)
+        runs = kept[w]
         per_target.append({"target": w.target, "current": w.base, "recommended": value,
-                           "why": why, "rows": [asdict(r) for r in table]})  # fmt: skip
+                           "why": why, "rows": [asdict(r) for r in table],
+                           "replays": {"run": len(runs) - reused(runs),
+                                       "reused": reused(runs)}})  # fmt: skip
     report = {
         "trace": str(args.trace),
         "workload": {
@@ -455,6 +505,9 @@ def print_report(report: dict[str, Any], tables: list[list[Row]]) -> None:
                 f"{fmt(r.wait_s):>8} {change(r.wait_ratio, r.wait_se):>16} "
                 f"{fmt(r.makespan_s):>10} {change(r.makespan_ratio, r.makespan_se):>16}{mark}"
             )
+        n = t["replays"]
+        print(f"replays: {n['run']} run, {n['reused']} reused (the run of a smaller value no AM "
+              "limit held back)")  # fmt: skip
         which = f" for {t['target']}" if t["target"] else ""
         print(f"recommended{which}: {t['recommended']}: {t['why']}")
 

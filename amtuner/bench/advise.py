@@ -144,7 +144,7 @@ def run_bench(
     judging_seeds: int = 5,
     workers: int = 1,
     judge_value: float | None = None,
-    progress: Progress[dict[str, float | None]] | None = None,
+    progress: Progress[dict[str, dict[str, Any]]] | None = None,
 ) -> dict[str, Any]:
     """Advise on every period of ``traces`` on each of ``schedulers``, judge each
     recommendation (or ``judge_value``) on the judging seeds, and summarize per trace."""

@@ -190,3 +190,34 @@ def test_the_queues_come_from_the_rms_configuration_store(tmp_path: Path) -> Non
     assert report["scheduler_file"] == "/ws/v1/cluster/scheduler-conf"
     assert (report["targets"][0]["target"], report["current"]) == ("root.default", "0.1")
     assert report["recommended"] in [r["label"] for r in report["rows"]]
+
+
+@pytest.mark.parametrize("kind", list(SchedulerKind))
+def test_reusing_the_runs_no_am_limit_held_back_changes_no_figure(
+    kind: SchedulerKind, tmp_path: Path
+) -> None:
+    """The mixed batch on 16 nodes: the AM limit holds apps back below 0.5 and never from 0.5
+    up, so the values above take 0.5's run; the tables and every run's figures are those of
+    the sweep that replays each value (``reuse=False``). The second grid's best is 0.5, so its
+    refinement 0.55 takes 0.5's run too, and 0.45 is replayed."""
+    from amtuner import advise
+
+    trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
+    period = advise.Period(f"trace:{trace}", nodes=16)
+    grids = (tuple(f"{i / 10:g}" for i in range(1, 11)), ("0.1", "0.5", "1"))
+    sweeps = [advise.Sweep(period, kind, labels, "0.1", distributions=True) for labels in grids]
+    kept: dict[advise.Sweep, advise.Results] = {}
+    plain: dict[advise.Sweep, advise.Results] = {}
+    tables = advise.sweep(sweeps, range(2), 1, None, kept)
+    assert advise.sweep(sweeps, range(2), 1, None, plain, reuse=False) == tables
+    for w in sweeps:
+        assert {k: {f: v for f, v in run.items() if f != "reused_from"}
+                for k, run in kept[w].items()} == plain[w]  # fmt: skip
+        assert all(plain[w][(v, s)]["am_refusals"] > 0 for v in ("0.1", "0.45") for s in (0, 1))
+        assert all(plain[w][(v, s)]["am_refusals"] == 0 for v in ("0.5", "1") for s in (0, 1))
+    fine, grid = kept[sweeps[1]], kept[sweeps[0]]
+    assert {k for k, run in grid.items() if "reused_from" in run} == {
+        (v, s) for v in ("0.6", "0.7", "0.8", "0.9", "1") for s in (0, 1)
+    }
+    assert fine[("0.55", 0)]["reused_from"] == "0.5" and "reused_from" not in fine[("0.45", 0)]
+    assert advise.reused(fine) == 4
