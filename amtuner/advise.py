@@ -306,7 +306,8 @@ def sweep(
     def free_at(w: Sweep, seed: int) -> str | None:
         """The smallest value whose run on ``seed`` no AM limit held back (None: none yet)."""
         free = [label for (label, s), f in results.get(w, {}).items()
-                if s == seed and label != ADAPTIVE and f["am_refusals"] == 0]  # fmt: skip
+                if s == seed and label != ADAPTIVE and float(label) >= 0
+                and f["am_refusals"] == 0]  # fmt: skip
         return min(free, key=float, default=None)
 
     def run(todo: dict[int, Sequence[str]]) -> None:
@@ -314,18 +315,19 @@ def sweep(
         for i, labels in todo.items():
             w = sweeps[i]
             fixed = sorted((v for v in labels if v != ADAPTIVE), key=float)
+            # A FairScheduler's -1 is no AM limit at all, not the smallest: it runs on its own.
+            alone = [v for v in fixed if not reuse or float(v) < 0]
+            chained = [v for v in fixed if v not in alone]
             for seed in seeds:
                 if ADAPTIVE in labels:
                     replays.append(Replay(w, (ADAPTIVE,), seed))
-                if not reuse:
-                    replays += [Replay(w, (v,), seed) for v in fixed]
-                    continue
+                replays += [Replay(w, (v,), seed) for v in alone]
                 free = free_at(w, seed)
                 top = math.inf if free is None else float(free)
-                for v in fixed:
+                for v in chained:
                     if free is not None and float(v) > top:  # ``free``'s run is this one's too
                         results[w][(v, seed)] = {**results[w][(free, seed)], "reused_from": free}
-                chain = tuple(v for v in fixed if float(v) <= top)
+                chain = tuple(v for v in chained if float(v) <= top)
                 if chain:
                     replays.append(Replay(w, chain, seed))
         # Long jobs first (a chain, then a controlled run): the pool should not end on them.

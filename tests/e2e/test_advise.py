@@ -221,3 +221,16 @@ def test_reusing_the_runs_no_am_limit_held_back_changes_no_figure(
     }
     assert fine[("0.55", 0)]["reused_from"] == "0.5" and "reused_from" not in fine[("0.45", 0)]
     assert advise.reused(fine) == 4
+
+
+def test_a_fair_schedulers_minus_one_is_no_smallest_value(tmp_path: Path) -> None:
+    """maxAMShare -1 turns the limit off: its run refuses nothing, and is no larger value's."""
+    from amtuner import advise
+
+    trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
+    period = advise.Period(f"trace:{trace}", nodes=16)
+    w = advise.Sweep(period, SchedulerKind.FAIR, ("-1", "0.1", "0.5"), "0.1")
+    kept: dict[advise.Sweep, advise.Results] = {}
+    tables = advise.sweep([w], range(2), 1, None, kept)
+    assert kept[w][("-1", 0)]["am_refusals"] == 0 and kept[w][("0.1", 0)]["am_refusals"] > 0
+    assert advise.sweep([w], range(2), 1, None, reuse=False) == tables
