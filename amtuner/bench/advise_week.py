@@ -163,9 +163,9 @@ def cmd(args: argparse.Namespace) -> int:
     argv = ["--trace", str(trace), "--scheduler", args.scheduler, "--seeds", str(args.seeds)]
     report, result["local"] = timed_advise([*argv, "--workers", str(args.workers)])
     result["recommended"], result["why"] = report["recommended"], report["why"]
-    result["rows"] = report["rows"]
+    result["rows"], result["replays"] = report["rows"], report["replays"]
     print(f"local pool of {args.workers}: {result['local']}; recommended {report['recommended']}: "
-          f"{report['why']}")  # fmt: skip
+          f"{report['why']}; replays {report['replays']}")  # fmt: skip
     same = True
     if args.dask_local:
         theirs, result["dask_local"] = on_local_cluster(argv, args.workers)
