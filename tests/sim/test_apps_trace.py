@@ -104,3 +104,56 @@ def test_recorded_task_counts_and_durations_replace_the_estimate(tmp_path: Path)
     job = jobs[map_only.id]
     assert (job.maps[0].count, job.maps[0].duration_s, job.reduces) == (5, 1.0, ())
     assert jobs[untold.id].maps[0].count == 4 and jobs[untold.id].reduces == ()
+
+
+@pytest.mark.parametrize("kind", ["capacity", "fair"])
+def test_a_replay_with_the_jobhistory_figures_is_closer_to_the_run_than_the_estimate(
+    kind: str,
+) -> None:
+    """The paper's mixed batch run on the simulator, its apps recorded as the simulated RM's
+    apps API and JobHistory face render them, replayed with and without the JobHistory
+    figures: the recorded tasks come closer to the run's makespan and mean JCT than the
+    one-wave estimate, which misses tasks that ran in waves; the figures are docs/advise.md's
+    ("Replaying")."""
+    import dataclasses
+
+    from amtuner.jobhistory import job_figures
+    from amtuner.sim.rmapi import FaceOptions, app_info, job_info
+    from amtuner.sim.simulation import SimResult, build_simulation
+    from amtuner.sim.workload.apps import apps_jobs
+
+    workload = load_workload("paper:mixed")
+    sim = build_simulation(kind, workload)
+    run = sim.run()
+    view, options = sim.view(), FaceOptions()
+    bare, told = [], []
+    for a in sim.app_views(("FINISHED",)):
+        rec = AppRecord.from_app_info(app_info(a, view, options))
+        figures = job_figures(job_info(a, options), "job_" + a.app_id.removeprefix("application_"))
+        assert figures is not None
+        bare.append(rec)
+        told.append(dataclasses.replace(rec, **figures))
+    assert len(told) == len(workload.jobs)
+    results = {}
+    for name, records in (("told", told), ("bare", bare)):
+        replay = dataclasses.replace(workload, name=name, jobs=apps_jobs(records))
+        results[name] = build_simulation(kind, replay).run()
+    for figure in ("makespan_s", "mean_jct_s"):
+        real = getattr(run, figure)
+        off = {name: abs(getattr(r, figure) - real) for name, r in results.items()}
+        assert off["told"] < off["bare"], (figure, real, off)
+
+    def cell(r: SimResult) -> str:
+        assert r.makespan_s is not None and r.mean_jct_s is not None
+        if r is run:
+            return f"{r.makespan_s:.0f} s, {r.mean_jct_s:.1f} s"
+        assert run.makespan_s is not None and run.mean_jct_s is not None
+        return (
+            f"{r.makespan_s:.0f} s ({r.makespan_s / run.makespan_s - 1:+.0%}), "
+            f"{r.mean_jct_s:.1f} s ({r.mean_jct_s / run.mean_jct_s - 1:+.0%})"
+        )
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "advise.md").read_text()
+    (row,) = [line for line in page.splitlines() if line.startswith(f"| {kind}, mixed |")]
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1:] == [cell(run), cell(results["told"]), cell(results["bare"])]
