@@ -2,7 +2,7 @@
 each, so a recorded period can be replayed through the simulator (`amtuner advise`).
 
 The file is JSON lines. The first line is the header, ``{"format": "amtuner-apps", "version":
-2, …}`` with what the recorder saw of the cluster (``nodes``, ``node_memory_mb``,
+3, …}`` with what the recorder saw of the cluster (``nodes``, ``node_memory_mb``,
 ``node_vcores``: active NodeManagers and the cluster's total divided among them, from
 ``/ws/v1/cluster/metrics``). Every further line is one application, in the order recorded, with
 the fields of Hadoop's ``AppInfo`` (``/ws/v1/cluster/apps``) renamed to say their unit:
@@ -21,12 +21,20 @@ Version 2 adds, for a MapReduce app, what the MapReduce JobHistory server report
 and ``reduce_ms`` (``avgShuffleTime``, ``avgMergeTime``, ``avgReduceTime``: the three phases of
 a reduce, one after another), averages over the successful attempts.
 
+Version 3 adds the size of those tasks, from the job's configuration on the same server, null
+where it was not asked or did not tell: ``map_mb`` and ``reduce_mb`` (``mapreduce.map.memory.mb``,
+``mapreduce.reduce.memory.mb``), ``map_vcores`` and ``reduce_vcores``
+(``mapreduce.map.cpu.vcores``, ``mapreduce.reduce.cpu.vcores``); and, for an app whose AM the
+recorder never saw running, ``am_memory_mb`` is the AM's ask there
+(``yarn.app.mapreduce.am.resource.mb``).
+
 The recorder's cursor is the file itself: the largest ``finish_ms`` recorded, asked for again
 as ``finishedTimeBegin`` (both ends are inclusive), with the apps that finished at that very
 millisecond skipped by id. A restart so resumes where the last run stopped, nothing twice.
 
-Version 1 is this list without the JobHistory fields; this amtuner reads both and writes 2 (a
-version 1 file it continues gets no JobHistory fields, `amtuner.record`). A reader refuses a
+Version 1 is this list without the JobHistory fields, version 2 without the task sizes; this
+amtuner reads all three and writes 3 (a file of an older version it continues gets the fields
+of that version only, `amtuner.record`). A reader refuses a
 file of another format or a later version rather than guessing; new fields are added to a later
 version.
 """
@@ -39,13 +47,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from amtuner.jobhistory import FIELDS
+from amtuner.jobhistory import FIELDS, SIZES
 
 FORMAT = "amtuner-apps"
-VERSION = 2
-READS = (1, 2)
-"""The versions this amtuner reads; a file of version 1 is read with the JobHistory fields
-null."""
+VERSION = 3
+READS = (1, 2, 3)
+"""The versions this amtuner reads; a file of an older version is read with the fields added
+since null."""
+ADDED: dict[int, tuple[str, ...]] = {2: tuple(FIELDS), 3: tuple(SIZES)}
+"""The fields each version added: a line of an older version has none of the later ones."""
 FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 
 
@@ -75,6 +85,11 @@ class AppRecord:
     merge_ms: int | None = None
     reduce_ms: int | None = None
     """Version 2: the JobHistory server's figures (`amtuner.jobhistory.FIELDS`)."""
+    map_mb: int | None = None
+    map_vcores: int | None = None
+    reduce_mb: int | None = None
+    reduce_vcores: int | None = None
+    """Version 3: the job configuration's task sizes (`amtuner.jobhistory.SIZES`)."""
 
     @classmethod
     def from_app_info(cls, app: Mapping[str, Any]) -> AppRecord:
@@ -109,11 +124,12 @@ class AppRecord:
         )
 
     def line(self, version: int = VERSION) -> str:
-        """Its JSON line in a file of ``version``: version 1 has no JobHistory fields."""
+        """Its JSON line in a file of ``version``, without the fields added after it."""
         doc = asdict(self)
-        if version < 2:
-            for name in FIELDS:
-                del doc[name]
+        for added, names in ADDED.items():
+            if version < added:
+                for name in names:
+                    del doc[name]
         return json.dumps(doc, separators=(",", ":")) + "\n"
 
 

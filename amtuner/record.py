@@ -10,9 +10,11 @@ poll must come before that many more have finished; a full answer (``limit`` app
 the log, since some apps of that window may then be missing.
 
 Where a MapReduce JobHistory server is named (``history.urls``, ``--history``), each finished
-MapReduce app whose AM started costs one more bounded request there, for its task counts and
-durations (`amtuner.jobhistory`). An app the server cannot tell of is recorded without them:
-the trace loses no app to the JobHistory server, and one warning a poll says how many.
+MapReduce app whose AM started costs two more bounded requests there, its job document and its
+configuration, for its task counts, durations and sizes (`amtuner.jobhistory`). An app whose
+job the server does not know yet waits a bounded time, asked again at each poll
+(`HISTORY_WAIT_S`); one it cannot tell of is recorded without them: the trace loses no app to
+the JobHistory server, and a warning says how many.
 """
 
 from __future__ import annotations
@@ -24,6 +26,9 @@ import os
 import signal
 import sys
 import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -151,16 +156,21 @@ def open_trace(path: Path, client: RMClient, rm: str) -> tuple[tuple[int, frozen
     return cursor(apps), header["version"]
 
 
-def with_history(records: list[AppRecord], history: RMClient) -> list[AppRecord]:
+def with_history(
+    records: list[AppRecord], history: RMClient, sizes: bool = True
+) -> tuple[list[AppRecord], dict[str, str]]:
     """``records`` with the JobHistory server's figures of each MapReduce app whose AM started
-    (`amtuner.jobhistory.fetch`). An app it does not know (404: not moved to its done
-    directory yet, or past its retention), or answers badly about, keeps null figures; once it
-    cannot be reached at all, the rest of the poll does not ask it. One warning says how many
-    went without."""
-    from amtuner.jobhistory import JobDocumentError, fetch
+    (`amtuner.jobhistory.fetch`) and, with ``sizes``, its tasks' sizes (`fetch_conf`, asked
+    once its job document answered: none for an uber job, whose tasks ran in its AM); and the
+    apps whose job the server did not know (404), by id with its answer, for the caller to ask
+    again (`poll`). An app it answers badly about keeps null figures; once it cannot be reached
+    at all, the rest of the call does not ask it. One warning says how many went without, the
+    apps it did not know aside."""
+    from amtuner.jobhistory import JobDocumentError, JobNotKnown, fetch, fetch_conf
     from amtuner.monitor import ObservationError
 
     out: list[AppRecord] = []
+    unknown: dict[str, str] = {}
     asked = 0
     missed: list[str] = []
     down = False
@@ -169,18 +179,21 @@ def with_history(records: list[AppRecord], history: RMClient) -> list[AppRecord]
             asked += 1
             try:
                 figures = fetch(history, rec.id)
-            except ObservationError as exc:
-                missed.append(f"{rec.id}: {exc.reason}: {exc}")
-                down = exc.reason != "http-error"
-            except JobDocumentError as exc:
-                missed.append(f"{rec.id}: bad-response: {exc}")
-            else:
                 if figures is not None:
                     rec = dataclasses.replace(
                         rec, maps=figures["maps"], reduces=figures["reduces"],
                         map_ms=figures["map_ms"], shuffle_ms=figures["shuffle_ms"],
                         merge_ms=figures["merge_ms"], reduce_ms=figures["reduce_ms"],
                     )  # fmt: skip
+                    if sizes:
+                        rec = _sized(rec, fetch_conf(history, rec.id))
+            except JobNotKnown as exc:
+                unknown[rec.id] = str(exc)
+            except ObservationError as exc:
+                missed.append(f"{rec.id}: {exc.reason}: {exc}")
+                down = exc.reason != "http-error"
+            except JobDocumentError as exc:
+                missed.append(f"{rec.id}: bad-response: {exc}")
         out.append(rec)
     if missed:
         skipped = sum(r.type == "MAPREDUCE" and r.launch_ms > 0 for r in records) - asked
@@ -190,7 +203,41 @@ def with_history(records: list[AppRecord], history: RMClient) -> list[AppRecord]
             f", and was not asked about {skipped} after it failed" if skipped else "",
             missed[0].replace("no ResourceManager answered", "no JobHistory server answered"),
         )  # fmt: skip
-    return out
+    return out, unknown
+
+
+def _sized(rec: AppRecord, conf: dict[str, int | None] | None) -> AppRecord:
+    """``rec`` with its job configuration's task sizes, and its AM's ask where the recorder
+    never saw the AM running (`am_size`)."""
+    if conf is None:
+        return rec
+    am_mb = rec.am_memory_mb if rec.am_memory_mb is not None else conf["am_memory_mb"]
+    return dataclasses.replace(
+        rec, map_mb=conf["map_mb"], map_vcores=conf["map_vcores"], reduce_mb=conf["reduce_mb"],
+        reduce_vcores=conf["reduce_vcores"], am_memory_mb=am_mb,
+    )  # fmt: skip
+
+
+HISTORY_WAIT_S = 2 * 180.0
+"""How long an app whose job the JobHistory server does not know (404) is asked about again,
+from its first 404, before it is written without its figures. A job's history file reaches the
+server's intermediate done directory as its AM ends; the server's move thread
+(``HistoryFileManager``, every ``mapreduce.jobhistory.move.interval-ms``, 180,000 ms by default)
+scans that directory and moves the file to its done directory, so within one interval of the
+job's end the server holds it; two intervals leave room for a scan already under way and a slow
+move. A server configured with a longer interval wants ``--history-wait`` raised with it."""
+
+
+@dataclass(slots=True)
+class Held:
+    """The apps read from the RM and not yet written, in the order they are written, and, for
+    each whose job the JobHistory server has not known, since when (the clock of `poll`) and
+    its last answer. An app that waits holds back every app after it: the trace keeps the RM's
+    order and its cursor (the file's last app), so a recorder killed meanwhile leaves them all
+    to the next one, which reads them again from the RM."""
+
+    apps: list[AppRecord] = field(default_factory=list)
+    unknown: dict[str, tuple[float, str]] = field(default_factory=dict)
 
 
 def poll(
@@ -202,10 +249,17 @@ def poll(
     am_sizes: dict[str, int | None] | None = None,
     history: RMClient | None = None,
     version: int | None = None,
+    held: Held | None = None,
+    wait_s: float = 0.0,
+    clock: Callable[[], float] = time.monotonic,
 ) -> tuple[tuple[int, frozenset[str]], int]:
     """One request; appends the apps not yet recorded, each with its AM size if ``am_sizes``
     (`poll_running`) knows it, and, with ``history``, its tasks (`with_history`), as lines of
-    a file of ``version`` (default: the current). Returns the new cursor and how many."""
+    a file of ``version`` (default: the current). An app whose job the server does not know
+    waits in ``held`` to be asked again at the next poll, until ``wait_s`` have passed
+    (`HISTORY_WAIT_S`); then it is written without, as it is when the server cannot be reached
+    at all (`with_history` stops asking it for the poll). Returns the new cursor of the RM's
+    apps and how many apps were written."""
     from amtuner.apptrace import FINAL_STATES, VERSION, AppRecord, TraceError, cursor
 
     begin, seen = since
@@ -231,9 +285,40 @@ def poll(
             rec = dataclasses.replace(rec, am_memory_mb=am_sizes.pop(rec.id, None))
         records.append(rec)
     records.sort(key=lambda r: (r.finish_ms, r.id))
+    held = held if held is not None else Held()
+    version = version or VERSION
+    queue = [*held.apps, *records]
+    now = clock()
     if history is not None:
-        records = with_history(records, history)
-    text = "".join(r.line(version or VERSION) for r in records).encode()
+        again = [r for r in held.apps if r.id in held.unknown]
+        told, unknown = with_history([*again, *records], history, sizes=version >= 3)
+        by_id = {r.id: r for r in told}
+        queue = [by_id.get(r.id, r) for r in queue]
+        held.unknown = {
+            app_id: (held.unknown[app_id][0] if app_id in held.unknown else now, answer)
+            for app_id, answer in unknown.items()
+        }
+    ready = 0
+    for rec in queue:
+        first = held.unknown.get(rec.id, (None, ""))[0]
+        if first is not None and now - first < wait_s:
+            break
+        ready += 1
+    append(path, queue[:ready], version, max_bytes, held)
+    held.apps = queue[ready:]
+    if not records:
+        return since, ready
+    last, ids = cursor(records)
+    return (last, ids | seen if last == begin else ids), ready
+
+
+def append(
+    path: Path, records: list[AppRecord], version: int, max_bytes: int, held: Held
+) -> None:
+    """Write ``records`` at the end of the trace, fsynced, or none of them past ``max_bytes``;
+    those among them whose job the JobHistory server did not know leave ``held`` with one
+    warning."""
+    text = "".join(r.line(version) for r in records).encode()
     if path.stat().st_size + len(text) > max_bytes:
         raise TraceFull(
             f"{path}: {len(records)} more apps would take it past --max-bytes {max_bytes}; "
@@ -245,14 +330,18 @@ def poll(
             f.write(text)
             f.flush()
             os.fsync(f.fileno())
-    if not records:
-        return since, 0
-    last, ids = cursor(records)
-    return (last, ids | seen if last == begin else ids), len(records)
+    unknown = [held.unknown.pop(r.id) for r in records if r.id in held.unknown]
+    if unknown:
+        log.warning(
+            "the JobHistory server did not know the job of %d MapReduce apps (its history "
+            "file not in its done directory yet, past its retention, or another cluster's "
+            "server?): recorded without their task figures; first: %s",
+            len(unknown), unknown[0][1],
+        )  # fmt: skip
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from amtuner.apptrace import TraceError
+    from amtuner.apptrace import VERSION, TraceError
     from amtuner.commands import kerberos_login, startup_errors
     from amtuner.config import load_config
     from amtuner.jobhistory import history_client
@@ -270,32 +359,65 @@ def cmd_record(args: argparse.Namespace) -> int:
     stop = threading.Event()
     if not args.once:
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    held = Held()
+    version = VERSION
+    code = ExitCode.OK
     try:
         since, version = open_trace(args.out, client, ",".join(cfg.rm.urls))
-        if history is not None and version < 2:
+        if history is not None and version < VERSION:
             log.warning(
-                "%s is a version %d trace, which has no JobHistory fields: the JobHistory "
-                "server is not asked; start a new file to record them", args.out, version,
+                "%s is a version %d trace, which has %s: start a new file to record them",
+                args.out, version, "no JobHistory fields: the JobHistory server is not asked"
+                if version < 2 else "no task sizes: they are not asked",
             )  # fmt: skip
-            history = None
+            history = None if version < 2 else history
         am_sizes: dict[str, int | None] = {}
+        wait_s = 0.0 if args.once else args.history_wait
         while True:
             poll_running(client, am_sizes, args.limit)
             since, n = poll(
-                args.out, client, since, args.limit, args.max_bytes, am_sizes, history, version
-            )
-            log.info("%d apps recorded; cursor finishedTimeBegin=%d", n, since[0])
+                args.out, client, since, args.limit, args.max_bytes, am_sizes, history, version,
+                held, wait_s,
+            )  # fmt: skip
+            log.info(
+                "%d apps recorded%s; cursor finishedTimeBegin=%d", n,
+                f", {len(held.apps)} waiting for the JobHistory server" if held.apps else "",
+                since[0],
+            )  # fmt: skip
             if args.once or stop.wait(args.interval):
-                return ExitCode.OK
+                break
+    except TraceFull as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        return ExitCode.FAILED  # nor would the apps held fit: the next recorder reads them again
+    except (TraceError, OSError) as exc:
+        print(f"amtuner: {exc}", file=sys.stderr)
+        code = ExitCode.FILE
+    except ObservationError as exc:
+        print(f"amtuner: {exc.reason}: {exc}", file=sys.stderr)
+        code = ExitCode.for_error(exc.reason)
+    except KeyboardInterrupt:
+        code = ExitCode.INTERRUPTED
+    return flush(args.out, held, version, args.max_bytes) or code
+
+
+def flush(path: Path, held: Held, version: int, max_bytes: int) -> ExitCode:
+    """Write the apps still held as they are, when the recorder stops: no app read from the
+    RM is left out of the trace for want of its JobHistory figures."""
+    from amtuner.apptrace import TraceError
+
+    if not held.apps:
+        return ExitCode.OK
+    try:
+        append(path, held.apps, version, max_bytes, held)
     except TraceFull as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.FAILED
     except (TraceError, OSError) as exc:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.FILE
-    except ObservationError as exc:
-        print(f"amtuner: {exc.reason}: {exc}", file=sys.stderr)
-        return ExitCode.for_error(exc.reason)
+    log.info("stopping: %d apps held for the JobHistory server written", len(held.apps))
+    held.apps = []
+    return ExitCode.OK
 
 
 def _url_option(text: str) -> str:
@@ -327,6 +449,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--history", action="append", default=[], metavar="URL", type=_url_option,
         help="the MapReduce JobHistory server to ask for each MapReduce app's tasks "
         "(repeatable; instead of the config's history.urls)",
+    )  # fmt: skip
+    p.add_argument(
+        "--history-wait", type=float, default=HISTORY_WAIT_S, metavar="SECONDS",
+        help="how long an app the JobHistory server does not know yet is asked about again "
+        "before it is recorded without its tasks (default: %(default)s; --once does not wait)",
     )  # fmt: skip
     p.add_argument(
         "--limit", type=int, default=DEFAULT_LIMIT,

@@ -23,7 +23,7 @@ from amtuner.sim.fair import FairScheduler
 from amtuner.sim.jobs import Runtime
 from amtuner.sim.placement import AM_NODE_LABEL
 from amtuner.sim.sched_config import SchedulerConfigError, default_scheduler_config
-from amtuner.sim.spec import HADOOP_3, Heartbeats, TaskGroup, Workload
+from amtuner.sim.spec import HADOOP_3, Heartbeats, JobSpec, TaskGroup, Workload
 from amtuner.sim.view import AppView, ClusterView, NodeView, Res
 
 __all__ = [
@@ -47,6 +47,17 @@ def _mean_s(groups: Sequence[TaskGroup]) -> float:
     """One task's run time, the mean over the groups of one kind (weighted by their counts)."""
     count = sum(g.count for g in groups)
     return sum(g.count * g.duration_s for g in groups) / count if count else 0.0
+
+
+def _sizes(spec: JobSpec) -> dict[str, int]:
+    """A job's container asks as its configuration would state them: one size a kind, its
+    first group's (`AppView`)."""
+    out = {"am_mb": spec.am_memory_mb}
+    for kind, groups in (("map", spec.maps), ("reduce", spec.reduces)):
+        if groups:
+            out[f"{kind}_mb"] = groups[0].memory_mb
+            out[f"{kind}_vcores"] = groups[0].vcores
+    return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -325,6 +336,7 @@ class Simulation:
                     reduces_done=app.reduces_done,
                     map_s=_mean_s(app.spec.maps),
                     reduce_s=_mean_s(app.spec.reduces),
+                    **_sizes(app.spec),
                 )
             )
         return out

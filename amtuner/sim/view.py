@@ -164,6 +164,13 @@ class AppView:
     reduce_s: float = 0.0
     """Its tasks as its spec has them, for the JobHistory server's face: counts, done of its
     last run, and each kind's run time alone on an idle node (the mean over its groups)."""
+    map_mb: int = 1024
+    map_vcores: int = 1
+    reduce_mb: int = 1024
+    reduce_vcores: int = 1
+    am_mb: int = 1536
+    """What its spec asks for each container of a kind (a MapReduce job asks one size a kind:
+    its first group's), for its job configuration on the JobHistory server's face."""
 
 
 @dataclass(frozen=True, slots=True)

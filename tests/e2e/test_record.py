@@ -150,8 +150,8 @@ def test_record_takes_each_mapreduce_apps_tasks_from_the_jobhistory_server(
     sim: tuple[str, Path], tmp_path: Path
 ) -> None:
     """The simulated RM is its own JobHistory server: the recorder asks it of every finished
-    app, the trace holds each job's map and reduce counts as the workload submitted them, and
-    the replay runs those counts. A JobHistory server that does not answer costs the apps their
+    app, the trace holds each job's map and reduce counts and sizes as the workload submitted
+    them, and the replay runs those. A JobHistory server that does not answer costs the apps their
     task figures, nothing else, with a warning."""
     url, sched = sim
     cfg = write_config(
@@ -179,12 +179,21 @@ def test_record_takes_each_mapreduce_apps_tasks_from_the_jobhistory_server(
         assert a.shuffle_ms == a.merge_ms == 0
         if job.reduces:
             assert a.reduce_ms == round(job.reduces[0].duration_s * 1000)
+            assert (a.reduce_mb, a.reduce_vcores) == (
+                job.reduces[0].memory_mb, job.reduces[0].vcores,
+            )  # fmt: skip
+        # The sizes of the job's configuration; the AM's as the recorder saw it allocated
+        # (whole GBs of the minimum allocation) while it ran, else its ask there.
+        assert (a.map_mb, a.map_vcores) == (job.maps[0].memory_mb, job.maps[0].vcores)
+        assert a.am_memory_mb in (2048, job.am_memory_mb)
     assert any(a.reduces for a in apps), "paper:mixed has jobs with reduces"
     replay = {j.job_id: j for j in load_workload(f"trace:{trace}").jobs}
     for a in apps:
         job = replay[a.id]
         assert sum(g.count for g in job.maps) == a.maps
         assert sum(g.count for g in job.reduces) == a.reduces
+        assert {g.memory_mb for g in job.maps} == {a.map_mb}
+        assert job.am_memory_mb == a.am_memory_mb
 
     # A JobHistory server that is not there: the apps are recorded all the same.
     with socket.socket() as sock:

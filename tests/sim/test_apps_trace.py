@@ -57,9 +57,9 @@ def test_a_torn_last_line_is_left_out_and_other_versions_refused(tmp_path: Path)
     path.write_text(path.read_text()[:-20])
     _, apps = read_trace(path)
     assert [a.id for a in apps] == ["application_1_0000"]
-    other = tmp_path / "v3.jsonl"
-    other.write_text('{"format": "amtuner-apps", "version": 3}\n')
-    with pytest.raises(TraceError, match="version 3; this amtuner reads versions 1, 2: a newer"):
+    other = tmp_path / "v4.jsonl"
+    other.write_text('{"format": "amtuner-apps", "version": 4}\n')
+    with pytest.raises(TraceError, match="version 4; this amtuner reads versions 1, 2, 3: a newer"):
         read_trace(other)
     sls = tmp_path / "sls.json"
     sls.write_text('{"job.start.ms": 0}\n')
@@ -74,13 +74,25 @@ def test_a_torn_last_line_is_left_out_and_other_versions_refused(tmp_path: Path)
 def test_a_version_1_file_still_loads_without_the_jobhistory_fields(tmp_path: Path) -> None:
     rec = app(0, memory_mb_s=2048 * 67 + 4 * 1024 * 60)
     path = tmp_path / "v1.jsonl"
-    header = header_line({"nodes": 3}, "http://rm:8088").replace('"version":2', '"version":1')
+    header = header_line({"nodes": 3}, "http://rm:8088").replace('"version":3', '"version":1')
     path.write_text(header + rec.line(version=1))
     assert '"maps"' not in path.read_text()
     header_doc, (back,) = read_trace(path)
     assert header_doc["version"] == 1 and back == rec and back.maps is None
     (job,) = load_workload(f"trace:{path}").jobs
     assert job.maps[0].count == 4 and job.reduces == ()
+
+
+def test_a_version_2_file_still_loads_without_the_task_sizes(tmp_path: Path) -> None:
+    rec = app(0, maps=12, reduces=0, map_ms=2638, shuffle_ms=0, merge_ms=0, reduce_ms=0)
+    path = tmp_path / "v2.jsonl"
+    header = header_line({"nodes": 3}, "http://rm:8088").replace('"version":3', '"version":2')
+    path.write_text(header + rec.line(version=2))
+    assert '"maps"' in path.read_text() and '"map_mb"' not in path.read_text()
+    header_doc, (back,) = read_trace(path)
+    assert header_doc["version"] == 2 and back == rec and back.map_mb is None
+    (job,) = load_workload(f"trace:{path}").jobs
+    assert (job.maps[0].count, job.maps[0].memory_mb, job.maps[0].vcores) == (12, 1024, 1)
 
 
 def test_recorded_task_counts_and_durations_replace_the_estimate(tmp_path: Path) -> None:
@@ -104,6 +116,28 @@ def test_recorded_task_counts_and_durations_replace_the_estimate(tmp_path: Path)
     job = jobs[map_only.id]
     assert (job.maps[0].count, job.maps[0].duration_s, job.reduces) == (5, 1.0, ())
     assert jobs[untold.id].maps[0].count == 4 and jobs[untold.id].reduces == ()
+
+
+def test_recorded_task_sizes_replace_the_default_size(tmp_path: Path) -> None:
+    """The job configuration's sizes are the replay's asks; an app told the sizes but not the
+    tasks gets the estimate's count worked out in its own map size."""
+    sized = app(
+        0, maps=12, reduces=3, map_ms=2638, shuffle_ms=2540, merge_ms=49, reduce_ms=124961,
+        map_mb=2048, map_vcores=1, reduce_mb=4096, reduce_vcores=2, am_memory_mb=3072,
+    )  # fmt: skip
+    # 67 s run: AM 3072 MB x 67 s, then 4 maps of 2048 MB x 60 s.
+    sizes_only = app(1, memory_mb_s=3072 * 67 + 4 * 2048 * 60, map_mb=2048, map_vcores=2,
+                     am_memory_mb=3072)  # fmt: skip
+    path = write(tmp_path / "t.jsonl", [sized, sizes_only], nodes=3)
+    assert read_trace(path)[1] == [sized, sizes_only]
+    jobs = {j.job_id: j for j in load_workload(f"trace:{path}").jobs}
+    job = jobs[sized.id]
+    ((maps,), (reduces,)) = job.maps, job.reduces
+    assert (maps.count, maps.memory_mb, maps.vcores) == (12, 2048, 1)
+    assert (reduces.count, reduces.memory_mb, reduces.vcores) == (3, 4096, 2)
+    assert job.am_memory_mb == 3072
+    (maps,) = jobs[sizes_only.id].maps
+    assert (maps.count, maps.memory_mb, maps.vcores, maps.duration_s) == (4, 2048, 2, 60.0)
 
 
 @pytest.mark.parametrize("kind", ["capacity", "fair"])

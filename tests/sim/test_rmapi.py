@@ -430,6 +430,36 @@ def test_a_finished_apps_job_as_the_jobhistory_server_serves_it() -> None:
         assert json.loads(r.body)["RemoteException"]["message"] == f"job, {jid}, is not found"
 
 
+def test_a_finished_apps_job_configuration_as_the_jobhistory_server_serves_it() -> None:
+    """The shape of Hadoop's documented answer (the fixture's, a property's name, value and
+    sources), its values strings as a ``Configuration`` holds them: the sizes the job asked
+    for, which the recorder reads back as Hadoop resolves them; the same 404s as the job."""
+    from amtuner.jobhistory import conf_figures
+
+    done = replace(
+        app(3, "FINISHED"), maps=12, reduces=2, map_mb=2048, map_vcores=1, reduce_mb=3072,
+        reduce_vcores=2, am_mb=1536,
+    )  # fmt: skip
+    sim = FakeSim(cs_view(), [app(1, "RUNNING"), done])
+    conf = get(sim, "/ws/v1/history/mapreduce/jobs/job_1700000000000_0003/conf")
+    real = json.loads((SHARED / "fixtures" / "jobhistory" / "conf.json").read_text())
+    assert missing_keys(real["conf"], conf["conf"]) == []
+    for prop in conf["conf"]["property"]:
+        assert set(prop) == {"name", "value", "source"} and isinstance(prop["value"], str)
+        assert isinstance(prop["source"], list)
+    assert conf["conf"]["path"].endswith("/job_1700000000000_0003_conf.xml")
+    assert conf_figures(conf) == {
+        "map_mb": 2048, "map_vcores": 1, "reduce_mb": 3072, "reduce_vcores": 2,
+        "am_memory_mb": 1536,
+    }  # fmt: skip
+    for jid in ("job_1700000000000_0001", "job_1700000000000_0009"):
+        r = handle(sim, "GET", f"/ws/v1/history/mapreduce/jobs/{jid}/conf", b"", {})
+        assert r.status == 404
+        assert json.loads(r.body)["RemoteException"]["message"] == f"job, {jid}, is not found"
+    tasks = "/ws/v1/history/mapreduce/jobs/job_1700000000000_0003/tasks"
+    assert handle(sim, "GET", tasks, b"", {}).status == 404
+
+
 def test_apps_empty_is_null_and_bad_state_is_400() -> None:
     sim = FakeSim(cs_view(), [app(1, "RUNNING")])
     assert get(sim, "/ws/v1/cluster/apps?states=KILLED") == {"apps": None}

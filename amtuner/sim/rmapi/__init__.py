@@ -9,8 +9,9 @@ Modules:
 
 * `face` — `FaceOptions` (how this RM presents itself), `Response` and the content types;
 * `rest` — the REST documents (``/ws/v1/cluster/info``, ``metrics``, ``scheduler``, ``apps``),
-  and a finished app's job as the MapReduce JobHistory server serves it
-  (``/ws/v1/history/mapreduce/jobs/{job id}``: the simulated RM is its own JobHistory server);
+  and a finished app's job and its configuration as the MapReduce JobHistory server serves them
+  (``/ws/v1/history/mapreduce/jobs/{job id}``, ``…/{job id}/conf``: the simulated RM is its own
+  JobHistory server);
 * `webui` — the web UI pages (``/cluster``, ``/cluster/cluster``) in the 3.3 or 3.4 layout;
 * `store` — the CapacityScheduler's mutable configuration store (``scheduler-conf``);
 * this module — request routing (`handle`), the apps query, standby redirects and the refresh
@@ -50,6 +51,7 @@ from amtuner.sim.rmapi.rest import (
     apps_info,
     cluster_info,
     cluster_metrics,
+    job_conf,
     job_info,
     nodes_info,
     scheduler_info,
@@ -88,6 +90,7 @@ __all__ = [
     "conf_document",
     "conf_properties",
     "handle",
+    "job_conf",
     "job_info",
     "metrics_overview",
     "path_and_query",
@@ -218,14 +221,16 @@ def _time_window(query: Mapping[str, list[str]], field: str) -> tuple[int, int] 
 
 
 def _job(sim: SimLike, path: str, options: FaceOptions) -> Response:
-    """A finished app's job, as the JobHistory server answers: 404 with its message for a job
-    it does not hold (``AMWebServices.getJobFromJobIdString``), a running one included."""
-    jid = path.removeprefix(JOBS_PATH)
+    """A finished app's job or its configuration (``…/conf``), as the JobHistory server
+    answers: 404 with its message for a job it does not hold
+    (``AMWebServices.getJobFromJobIdString``), a running one included."""
+    jid, _, doc = path.removeprefix(JOBS_PATH).partition("/")
     app_id = "application_" + jid.removeprefix("job_")
     found = [a for a in sim.app_views(FINAL_STATES) if a.app_id == app_id]
     if not jid.startswith("job_") or not found:
         return remote_exception(404, "NotFoundException", f"job, {jid}, is not found")
-    return json_response(200, job_info(found[0], options))
+    render = job_conf if doc == "conf" else job_info
+    return json_response(200, render(found[0], options))
 
 
 def _redirect(location_base: str, path_qs: str) -> Response:
@@ -327,7 +332,8 @@ def _document(
 
 
 def _route(path: str) -> str | None:
-    if path.startswith(JOBS_PATH) and "/" not in path.removeprefix(JOBS_PATH):
+    jid, slash, doc = path.removeprefix(JOBS_PATH).partition("/")
+    if path.startswith(JOBS_PATH) and jid and (not slash or doc == "conf"):
         return "job"
     return _ROUTES.get(path)
 

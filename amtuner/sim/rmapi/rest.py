@@ -12,6 +12,7 @@ nested as ``{"queue": [...]}``. Where versions differ:
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -495,3 +496,35 @@ def job_info(app: AppView, options: FaceOptions) -> dict[str, Any]:
         ],
     }
     return {"job": job}
+
+
+def job_conf(app: AppView, options: FaceOptions) -> dict[str, Any]:
+    """A finished app's job configuration as the JobHistory server serves it
+    (``HsWebServices.getJobConf``: ``{"conf": ConfInfo}``, each property a ``ConfEntryInfo``
+    of name, value and the sources it came from). A real one lists every property of the job's
+    ``job.xml``; this one the job's name, queue, user and the sizes of its containers, values
+    as strings as Hadoop's ``Configuration`` holds them."""
+    jid = "job_" + app.app_id.removeprefix("application_")
+    day = time.strftime("%Y/%m/%d", time.gmtime(options.started_on_ms / 1000))
+    path = f"hdfs://localhost:9000/tmp/hadoop-yarn/staging/history/done/{day}/000000/{jid}_conf.xml"
+    props = {
+        "mapreduce.job.name": app.name,
+        "mapreduce.job.queuename": app.queue,
+        "mapreduce.job.user.name": app.user,
+        "mapreduce.job.maps": app.maps,
+        "mapreduce.job.reduces": app.reduces,
+        "mapreduce.map.memory.mb": app.map_mb,
+        "mapreduce.map.cpu.vcores": app.map_vcores,
+        "mapreduce.reduce.memory.mb": app.reduce_mb,
+        "mapreduce.reduce.cpu.vcores": app.reduce_vcores,
+        "yarn.app.mapreduce.am.resource.mb": app.am_mb,
+    }
+    sources = ["job.xml", path]
+    return {
+        "conf": {
+            "path": path,
+            "property": [
+                {"name": k, "value": str(v), "source": sources} for k, v in props.items()
+            ],
+        }
+    }

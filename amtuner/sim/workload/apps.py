@@ -19,13 +19,16 @@ so they are estimated, per app, as one wave that kept the app's average width fo
 Where the MapReduce JobHistory server told the recorder an app's tasks (trace version 2:
 ``maps`` of at least 1, `amtuner.jobhistory`), they replace the estimate: ``maps`` maps of
 ``map_ms`` each and ``reduces`` reduces of ``shuffle_ms + merge_ms + reduce_ms`` each (at least
-1 s), 1024 MB and 1 vcore, the reduces asked for once the maps are done (slow start 1, as SLS
-replays its traces: the recorded shuffle time already holds a reduce's wait for the maps).
+1 s), the reduces asked for once the maps are done (slow start 1, as SLS replays its traces:
+the recorded shuffle time already holds a reduce's wait for the maps). Their size is the job
+configuration's (trace version 3: ``map_mb``, ``map_vcores``, ``reduce_mb``, ``reduce_vcores``),
+else 1024 MB and 1 vcore; the estimate's maps take ``map_mb`` and ``map_vcores`` too where the
+trace has them.
 
-So what is estimated: the AM's size, the tasks' count, size and length (only their product, the
-memory-seconds, is measured; with the JobHistory figures, only their size), and that they ran
-side by side. A replay is so a model of the period's load and its arrivals, not of its apps'
-internals.
+So what is estimated: the AM's size where it was not seen, the tasks' count, size and length
+(only their product, the memory-seconds, is measured; with the JobHistory figures, nothing but
+their CPU and disk demand), and that they ran side by side. A replay is so a model of the
+period's load and its arrivals, not of its apps' internals.
 """
 
 from __future__ import annotations
@@ -132,12 +135,13 @@ def estimated_maps(r: AppRecord, am_mb: int) -> tuple[TaskGroup, ...]:
     """One wave of maps that kept the app's average width (the module's estimate)."""
     run_s = max(0.0, (r.finish_ms - r.launch_ms) / 1000)
     task_s = max(1.0, run_s - AM_STARTUP_S - AM_TEARDOWN_S)
+    map_mb = r.map_mb or MAP_MEMORY_MB
     tasks = 1
     if r.memory_mb_s is not None:
         am_alloc_mb = math.ceil(am_mb / MIN_ALLOCATION_MB) * MIN_ALLOCATION_MB
         task_mb_s = r.memory_mb_s - am_alloc_mb * run_s
-        tasks = max(1, round(task_mb_s / (MAP_MEMORY_MB * task_s)))
-    return (TaskGroup("map", tasks, MAP_MEMORY_MB, TASK_VCORES, task_s, 0.0, 0.0),)
+        tasks = max(1, round(task_mb_s / (map_mb * task_s)))
+    return (TaskGroup("map", tasks, map_mb, r.map_vcores or TASK_VCORES, task_s, 0.0, 0.0),)
 
 
 def recorded_tasks(r: AppRecord) -> tuple[tuple[TaskGroup, ...], tuple[TaskGroup, ...]] | None:
@@ -145,12 +149,15 @@ def recorded_tasks(r: AppRecord) -> tuple[tuple[TaskGroup, ...], tuple[TaskGroup
     of no map: an app with nothing for the replay to run but its estimate)."""
     if r.maps is None or r.maps < 1 or r.map_ms is None:
         return None
-    maps = (TaskGroup("map", r.maps, MAP_MEMORY_MB, TASK_VCORES, _s(r.map_ms), 0.0, 0.0),)
+    map_mb, map_vcores = r.map_mb or MAP_MEMORY_MB, r.map_vcores or TASK_VCORES
+    maps = (TaskGroup("map", r.maps, map_mb, map_vcores, _s(r.map_ms), 0.0, 0.0),)
     phases = (r.shuffle_ms, r.merge_ms, r.reduce_ms)
     if not r.reduces or any(p is None for p in phases):
         return maps, ()
     reduce_s = _s(sum(p for p in phases if p is not None))
-    return maps, (TaskGroup("reduce", r.reduces, MAP_MEMORY_MB, TASK_VCORES, reduce_s, 0.0, 0.0),)
+    reduce_mb, reduce_vcores = r.reduce_mb or MAP_MEMORY_MB, r.reduce_vcores or TASK_VCORES
+    reduces = (TaskGroup("reduce", r.reduces, reduce_mb, reduce_vcores, reduce_s, 0.0, 0.0),)
+    return maps, reduces
 
 
 def _s(ms: int) -> float:
