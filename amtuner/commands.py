@@ -224,6 +224,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     print(f"config    ok: {args.config}")
     problems = live_cycle_problems(cfg)
     code, risks = _check_rm_and_file(cfg)
+    if cfg.history.urls:
+        history_code, history_risks = _check_history(cfg)
+        code, risks = code or history_code, [*risks, *history_risks]
     for problem in [*risks, *problems]:
         print(shown(f"risk      {problem}"))  # risks name the RM's queues
     return code or (ExitCode.FAILED if risks or problems else ExitCode.OK)
@@ -315,6 +318,41 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         )
     print(f"refresh   {shown(refresher.describe())}")
     return code, risks
+
+
+def _check_history(cfg: Config) -> tuple[ExitCode, list[str]]:
+    """Whether ``history.urls`` names a JobHistory server that answers (`amtuner record` asks
+    it): one line. A server down is a risk, for `record` only (the loop never asks it); a URL
+    whose server answers as no JobHistory server does is the config's mistake."""
+    from amtuner.jobhistory import JobDocumentError, history_client, server_info
+    from amtuner.monitor import ObservationError, make_session
+
+    where = ", ".join(cfg.history.urls)
+    try:
+        session = make_session(cfg.rm, kerberos_login(cfg))
+        client = history_client(cfg.rm, cfg.history.urls, session)
+        info = server_info(client)
+    except ObservationError as exc:
+        if exc.reason == "bad-response" or getattr(exc.__cause__, "status", None) == 404:
+            print(f"history   NOT A JOBHISTORY SERVER ({exc.reason}): {where}: {exc}")
+            return ExitCode.CONFIG, []
+        message = str(exc).replace("no ResourceManager answered", "no JobHistory server answered")
+        print(f"history   {_RM_FAILURE.get(exc.reason, 'UNUSABLE')} ({exc.reason}): {message}")
+        return ExitCode.OK, [
+            f"the JobHistory server ({where}) did not answer: `amtuner record` would record "
+            "MapReduce apps without their tasks"
+        ]
+    except JobDocumentError as exc:
+        print(f"history   NOT A JOBHISTORY SERVER (bad-response): {where}: {exc}")
+        return ExitCode.CONFIG, []
+    started = info.get("startedOn")
+    since = (
+        f", up since {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(started / 1000))}"
+        if isinstance(started, int) and not isinstance(started, bool) and started > 0
+        else ""
+    )
+    print(f"history   ok: {client.active_url or where}: Hadoop {info['hadoopVersion']}{since}")
+    return ExitCode.OK, []
 
 
 def _print_binding_settings(obs: Observation, target: str, sched_file: SchedulerFile) -> None:

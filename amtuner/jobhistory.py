@@ -35,6 +35,8 @@ if TYPE_CHECKING:
 
 JOB_PATH = "/history/mapreduce/jobs/"
 """Below the server's REST base (``…/ws/v1``, `amtuner.config.RMEndpoint`)."""
+INFO_PATH = "/history/info"
+"""The server's own description (``HsWebServices.get``: ``{"historyInfo": HistoryInfo}``)."""
 FIELDS = {
     "maps": "mapsTotal",
     "reduces": "reducesTotal",
@@ -183,6 +185,18 @@ def _number(props: Mapping[str, str], key: str, kind: type[int] | type[float]) -
 def _positive(props: Mapping[str, str], key: str) -> int | None:
     value = _number(props, key, int)
     return int(value) if value is not None and value > 0 else None
+
+
+def server_info(client: RMClient) -> Mapping[str, Any]:
+    """The ``historyInfo`` of the first JobHistory server of ``client`` that answers, for
+    `amtuner check`. Raises ObservationError as `RMClient.get_json` does (a server that is not a
+    JobHistory server, the RM say, answers 404: an ``http-error``) and JobDocumentError for an
+    answer that is not one."""
+    doc = client.get_json(INFO_PATH)
+    info = doc.get("historyInfo") if isinstance(doc, Mapping) else None
+    if not isinstance(info, Mapping) or not isinstance(info.get("hadoopVersion"), str):
+        raise JobDocumentError(f"not a JobHistory server's info: {str(doc)[:200]}")
+    return info
 
 
 def history_client(rm: RMSettings, urls: Sequence[str], session: requests.Session) -> RMClient:

@@ -132,8 +132,9 @@ class HistorySettings:
     urls: tuple[str, ...] = ()
     """The MapReduce JobHistory server (``mapreduce.jobhistory.webapp.address``, port 19888 by
     default; or a REST base as in ``rm.urls``), asked by `amtuner record` for each finished
-    MapReduce app's task counts and durations, through the ``rm`` section's TLS, Kerberos and
-    ``user.name``. More than one: tried in order. Empty: not asked."""
+    MapReduce app's task counts, durations and sizes, and probed by `amtuner check`, through
+    the ``rm`` section's TLS, Kerberos and ``user.name``. More than one: tried in order. Empty:
+    not asked."""
 
 
 @dataclass(frozen=True, slots=True)

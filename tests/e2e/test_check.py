@@ -566,3 +566,29 @@ def test_leaves_that_override_the_global_value_and_the_limits_that_bind_are_name
         assert f"waiting   root.a: 5 queue-am-limit in root.a (cure: {p}root.a." in out, out
         assert f"setting   {p}root.a.maximum-am-resource-percent = 0.1\n" in out, out
     assert sched.read_bytes() == OVERRIDES, "check must never write"
+
+
+def test_the_jobhistory_server_named_is_probed(tmp_path: Path, canned_rm) -> None:
+    """`history.urls`: a JobHistory server that answers (the simulated RM is its own) is named
+    with its version; one that is down is a risk, exit 1 (only `amtuner record` asks it); a
+    URL whose server answers as no JobHistory server does (an RM: 404) is the config's
+    mistake, exit 2."""
+    rm = canned_rm(healthy)
+    sound = {"refresh": {"method": "none"}, "controller": {"a_min": 0.1}}
+    sim = build_simulation("fair", Workload("none", (), nodes=1))
+    with SimServer(sim, run_clock=False) as server:
+        code, out = check(tmp_path, rm, SAFE, history={"urls": [server.url]}, **sound)
+        assert code == 0, out
+        assert f"history   ok: {server.url}: Hadoop 3." in out and "up since" in out, out
+    code, out = check(tmp_path, rm, SAFE, history={"urls": ["http://127.0.0.1:9"]}, **sound)
+    assert code == 1, out
+    assert (
+        "history   UNREACHABLE (rm-unreachable): no JobHistory server answered: "
+        "http://127.0.0.1:9/ws/v1/history/info: Connection refused\n"
+    ) in out, out
+    assert "risk      the JobHistory server (http://127.0.0.1:9) did not answer" in out
+    assert "rm        ok" in out
+    code, out = check(tmp_path, rm, SAFE, history={"urls": [rm]}, **sound)
+    assert code == 2, out
+    assert f"history   NOT A JOBHISTORY SERVER (http-error): {rm}: " in out, out
+    assert "HTTP 404" in out

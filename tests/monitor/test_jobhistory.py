@@ -25,6 +25,7 @@ from amtuner.jobhistory import (
     history_client,
     job_figures,
     job_id,
+    server_info,
 )
 from amtuner.monitor import RMClient, make_session
 from amtuner.record import HISTORY_WAIT_S, Held, open_trace, poll, with_history
@@ -104,6 +105,30 @@ def test_the_job_configuration_gives_the_task_sizes_as_jobconf_resolves_them() -
     for bad in ({"conf": {"path": "x"}}, {"job": {}}, []):
         with pytest.raises(JobDocumentError, match="not a job configuration document"):
             conf_figures(bad)
+
+
+def test_the_servers_own_info_says_it_is_a_jobhistory_server(
+    rm_factory: Callable[[], FakeRM],
+) -> None:
+    """Hadoop's documented ``/ws/v1/history/info``; a server without one (an RM: 404) or with
+    another document is no JobHistory server (`amtuner check`)."""
+    from amtuner.monitor import ObservationError
+
+    jhs, rm_server, other = rm_factory(), rm_factory().active(), rm_factory()
+    info = json.loads(DOCUMENTED.with_name("info.json").read_text())
+    jhs.routes["/ws/v1/history/info"] = jsonr(info)
+    other.routes["/ws/v1/history/info"] = jsonr({"clusterInfo": {}})
+    settings = RMSettings()
+
+    def client(url: str) -> RMClient:
+        return history_client(settings, [url], make_session(settings))
+
+    assert server_info(client(jhs.url)) == info["historyInfo"]
+    with pytest.raises(ObservationError) as caught:
+        server_info(client(rm_server.url))
+    assert getattr(caught.value.__cause__, "status", None) == 404
+    with pytest.raises(JobDocumentError, match="not a JobHistory server's info"):
+        server_info(client(other.url))
 
 
 def test_the_recorder_asks_twice_per_mapreduce_app_and_loses_none(

@@ -460,6 +460,14 @@ def test_a_finished_apps_job_configuration_as_the_jobhistory_server_serves_it() 
     assert handle(sim, "GET", tasks, b"", {}).status == 404
 
 
+def test_the_jobhistory_servers_own_info_as_hadoop_documents_it() -> None:
+    sim = FakeSim(cs_view(), [])
+    doc = get(sim, "/ws/v1/history/info")
+    real = json.loads((SHARED / "fixtures" / "jobhistory" / "info.json").read_text())
+    assert missing_keys(real, doc) == [] and get(sim, "/ws/v1/history") == doc
+    assert doc["historyInfo"]["hadoopVersion"] == FaceOptions().rm_version
+
+
 def test_apps_empty_is_null_and_bad_state_is_400() -> None:
     sim = FakeSim(cs_view(), [app(1, "RUNNING")])
     assert get(sim, "/ws/v1/cluster/apps?states=KILLED") == {"apps": None}

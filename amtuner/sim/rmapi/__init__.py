@@ -10,8 +10,8 @@ Modules:
 * `face` — `FaceOptions` (how this RM presents itself), `Response` and the content types;
 * `rest` — the REST documents (``/ws/v1/cluster/info``, ``metrics``, ``scheduler``, ``apps``),
   and a finished app's job and its configuration as the MapReduce JobHistory server serves them
-  (``/ws/v1/history/mapreduce/jobs/{job id}``, ``…/{job id}/conf``: the simulated RM is its own
-  JobHistory server);
+  (``/ws/v1/history/mapreduce/jobs/{job id}``, ``…/{job id}/conf``, and the server's own
+  ``/ws/v1/history/info``: the simulated RM is its own JobHistory server);
 * `webui` — the web UI pages (``/cluster``, ``/cluster/cluster``) in the 3.3 or 3.4 layout;
 * `store` — the CapacityScheduler's mutable configuration store (``scheduler-conf``);
 * this module — request routing (`handle`), the apps query, standby redirects and the refresh
@@ -51,6 +51,7 @@ from amtuner.sim.rmapi.rest import (
     apps_info,
     cluster_info,
     cluster_metrics,
+    history_info,
     job_conf,
     job_info,
     nodes_info,
@@ -90,6 +91,7 @@ __all__ = [
     "conf_document",
     "conf_properties",
     "handle",
+    "history_info",
     "job_conf",
     "job_info",
     "metrics_overview",
@@ -299,6 +301,8 @@ _ROUTES: dict[str, str] = {
     "/ws/v1/cluster/apps": "apps",
     "/ws/v1/cluster/nodes": "nodes",
     "/ws/v1/cluster/scheduler-conf": "conf",
+    "/ws/v1/history": "history",
+    "/ws/v1/history/info": "history",
     REFRESH_PATH: "refresh",
     "/": "page",
     "/cluster": "page",
@@ -327,6 +331,8 @@ def _document(
             return json_response(200, nodes_info(sim.node_views(), options))
         case "apps":
             return _apps(sim, parse_qs(query), options)
+        case "history":
+            return json_response(200, history_info(options))
         case _:
             return _job(sim, path, options)
 
@@ -373,7 +379,7 @@ def handle(
     lower = {k.lower(): v for k, v in headers.items()}
     kind = str(sim.scheduler_kind)
     match route:
-        case "info" | "metrics" | "scheduler" | "nodes" | "apps" | "job":
+        case "info" | "metrics" | "scheduler" | "nodes" | "apps" | "job" | "history":
             response = _document(sim, route, path, split.query, options)
         case "page" | "about":
             response = html_response(cluster_page(sim.view(), options, about=route == "about"))

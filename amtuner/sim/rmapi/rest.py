@@ -65,6 +65,20 @@ def cluster_info(view: ClusterView, options: FaceOptions) -> dict[str, Any]:
     }
 
 
+def history_info(options: FaceOptions) -> dict[str, Any]:
+    """The JobHistory server's ``/ws/v1/history/info`` (``HistoryInfo``), every field of
+    Hadoop's documented answer: the simulated RM is its own JobHistory server."""
+    version = options.rm_version
+    return {
+        "historyInfo": {
+            "startedOn": options.started_on_ms,
+            "hadoopVersion": version,
+            "hadoopBuildVersion": f"{version} from simulated by amtuner source checksum 0",
+            "hadoopVersionBuiltOn": "2024-01-01T00:00Z",
+        }
+    }
+
+
 def cluster_metrics(view: ClusterView) -> dict[str, Any]:
     """Root-queue metrics; ``totalMB = available + allocated (+ reserved with CS)`` (§3.2).
     Fields as Hadoop 3.5.0's ``ClusterMetricsInfo`` fills them: only a CapacityScheduler has
