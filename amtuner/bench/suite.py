@@ -24,9 +24,10 @@ instead, in a table of their own: their makespan is the last job's. Each policy'
 default close its table, each with the standard error of its per-seed ratio (`paired_se`): on
 the paper's groups 10 seeds leave about half a percent, so a row 1 % over may be the sample's.
 
-Cost: the full suite is 1,320 simulations (with one policy beside ``paper``), about 40 s of
-wall time with 2 workers on a 2-core machine, most of it the SWIM days on small clusters;
-``--quick`` is 144 simulations in about 2 s.
+Cost: the full suite is 4,728 simulations with the shared fixtures (26 workloads; with one
+policy beside ``paper``: 12 runs a workload, scheduler and seed), most of its wall time the SWIM
+days on small clusters; ``--quick`` is 144 (6 workloads, one seed). The wall times are
+docs/results.md's.
 """
 
 from __future__ import annotations

@@ -105,6 +105,20 @@ def test_full_suite_lists_the_larger_clusters_and_the_traces() -> None:
     assert len(notes) == 7
 
 
+def test_the_module_says_how_many_simulations_the_suite_is() -> None:
+    """The cost its docstring states, counted: it went stale once as workloads were added."""
+    full, quick = suite.benches(SHARED)[0], suite.benches(SHARED, quick=True)[0]
+    policies = ("paper", "adaptive")
+    counts = (
+        len(suite.cases(full, KINDS, suite.SEEDS, policies)),
+        len(suite.cases(quick, KINDS, 1, policies)),
+    )
+    doc = " ".join((suite.__doc__ or "").split())
+    said = f"the full suite is {counts[0]:,} simulations with the shared fixtures ({len(full)} "
+    assert said in doc
+    assert f"``--quick`` is {counts[1]} ({len(quick)} workloads, one seed)" in doc
+
+
 def test_days_are_judged_by_mean_and_p95_job_completion_time() -> None:
     bench = Bench("day", "phase:small", "test", seeded=False, by_jct=True)
     kind = SchedulerKind.FAIR
