@@ -27,7 +27,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -157,25 +157,36 @@ def open_trace(path: Path, client: RMClient, rm: str) -> tuple[tuple[int, frozen
 
 
 def with_history(
-    records: list[AppRecord], history: RMClient, sizes: bool = True
+    records: list[AppRecord],
+    history: RMClient,
+    sizes: bool = True,
+    waiting: Collection[str] = frozenset(),
 ) -> tuple[list[AppRecord], dict[str, str]]:
     """``records`` with the JobHistory server's figures of each MapReduce app whose AM started
     (`amtuner.jobhistory.fetch`) and, with ``sizes``, its tasks' sizes (`fetch_conf`, asked
     once its job document answered: none for an uber job, whose tasks ran in its AM); and the
     apps whose job the server did not know (404), by id with its answer, for the caller to ask
     again (`poll`). An app it answers badly about keeps null figures; once it cannot be reached
-    at all, the rest of the call does not ask it. One warning says how many went without, the
-    apps it did not know aside."""
+    at all, the rest of the call does not ask it, and the apps of ``waiting`` (not known at an
+    earlier poll) stay not known rather than go without. One warning says how many went
+    without."""
     from amtuner.jobhistory import JobDocumentError, JobNotKnown, fetch, fetch_conf
     from amtuner.monitor import ObservationError
 
     out: list[AppRecord] = []
     unknown: dict[str, str] = {}
-    asked = 0
+    asked = skipped = 0
     missed: list[str] = []
-    down = False
+    down = ""
     for rec in records:
-        if rec.type == "MAPREDUCE" and rec.launch_ms > 0 and not down:
+        if rec.type != "MAPREDUCE" or rec.launch_ms <= 0:
+            pass
+        elif down:
+            if rec.id in waiting:
+                unknown[rec.id] = f"not asked again: {down}"
+            else:
+                skipped += 1
+        else:
             asked += 1
             try:
                 figures = fetch(history, rec.id)
@@ -190,18 +201,24 @@ def with_history(
             except JobNotKnown as exc:
                 unknown[rec.id] = str(exc)
             except ObservationError as exc:
-                missed.append(f"{rec.id}: {exc.reason}: {exc}")
-                down = exc.reason != "http-error"
+                failure = f"{exc.reason}: {exc}".replace(
+                    "no ResourceManager answered", "no JobHistory server answered"
+                )
+                if exc.reason != "http-error":
+                    down = failure
+                if down and rec.id in waiting:
+                    unknown[rec.id] = failure
+                else:
+                    missed.append(f"{rec.id}: {failure}")
             except JobDocumentError as exc:
                 missed.append(f"{rec.id}: bad-response: {exc}")
         out.append(rec)
-    if missed:
-        skipped = sum(r.type == "MAPREDUCE" and r.launch_ms > 0 for r in records) - asked
+    if missed or skipped:
         log.warning(
             "the JobHistory server did not give %d of %d MapReduce apps their task figures%s "
             "(recorded without them); first: %s", len(missed) + skipped, asked + skipped,
             f", and was not asked about {skipped} after it failed" if skipped else "",
-            missed[0].replace("no ResourceManager answered", "no JobHistory server answered"),
+            missed[0] if missed else down,
         )  # fmt: skip
     return out, unknown
 
@@ -257,9 +274,8 @@ def poll(
     (`poll_running`) knows it, and, with ``history``, its tasks (`with_history`), as lines of
     a file of ``version`` (default: the current). An app whose job the server does not know
     waits in ``held`` to be asked again at the next poll, until ``wait_s`` have passed
-    (`HISTORY_WAIT_S`); then it is written without, as it is when the server cannot be reached
-    at all (`with_history` stops asking it for the poll). Returns the new cursor of the RM's
-    apps and how many apps were written."""
+    (`HISTORY_WAIT_S`), also through polls the server does not answer at; then it is written
+    without. Returns the new cursor of the RM's apps and how many apps were written."""
     from amtuner.apptrace import FINAL_STATES, VERSION, AppRecord, TraceError, cursor
 
     begin, seen = since
@@ -291,7 +307,9 @@ def poll(
     now = clock()
     if history is not None:
         again = [r for r in held.apps if r.id in held.unknown]
-        told, unknown = with_history([*again, *records], history, sizes=version >= 3)
+        told, unknown = with_history(
+            [*again, *records], history, version >= 3, waiting=held.unknown.keys()
+        )
         by_id = {r.id: r for r in told}
         queue = [by_id.get(r.id, r) for r in queue]
         held.unknown = {

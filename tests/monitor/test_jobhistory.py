@@ -236,8 +236,9 @@ def test_an_app_the_server_does_not_know_yet_is_asked_again_and_holds_back_the_r
     rm_factory: Callable[[], FakeRM], tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     """A 404 (its history file not moved to the done directory yet) is asked again at each
-    poll, one request, until the server knows the job or the wait is over; the apps after it
-    wait with it, so the file's order and cursor stay the RM's; none is lost."""
+    poll, one request, until the server knows the job or the wait is over, also through a poll
+    the server is down at; the apps after it wait with it, so the file's order and cursor stay
+    the RM's; none is lost."""
     rm, jhs = rm_factory().active(), rm_factory()
     apps = [rm_app(1, 100), rm_app(2, 200)]
     rm.routes["/ws/v1/cluster/apps"] = lambda _: jsonr({"apps": {"app": apps}})
@@ -280,6 +281,24 @@ def test_an_app_the_server_does_not_know_yet_is_asked_again_and_holds_back_the_r
     assert job_asks(3) == 3
     last = read_trace(trace)[1][-1]
     assert last.id == apps[2]["id"] and last.maps is None and not held.apps
+
+    # A server down meanwhile: the app waiting keeps waiting, the one after it with it.
+    apps += [rm_app(4, 400), rm_app(5, 500)]
+    knows(jhs, 5)
+    assert poll_at(1000) == 0 and [a.id for a in held.apps] == [apps[3]["id"], apps[4]["id"]]
+    jhs.server.shutdown()
+    jhs.server.server_close()
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, "amtuner.record"):
+        assert poll_at(1060) == 0
+        assert [a.id for a in held.apps] == [apps[3]["id"], apps[4]["id"]]
+        assert poll_at(1000 + HISTORY_WAIT_S) == 2  # the wait from its first 404 is over
+    (warning,) = caplog.records
+    assert "did not know the job of 1 MapReduce apps" in warning.getMessage()
+    assert "no JobHistory server answered" in warning.getMessage()
+    got = read_trace(trace)[1][-2:]
+    assert [(a.id, a.maps) for a in got] == [(apps[3]["id"], None), (apps[4]["id"], 1)]
+    assert not held.apps and not held.unknown
 
 
 @pytest.mark.slow
