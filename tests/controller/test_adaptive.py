@@ -530,6 +530,26 @@ def test_when_the_rm_says_an_am_limit_holds_them_a_rises_as_far_as_admits_them()
     assert decide(unheld, seen(0.1, p=8))[0].case == Case.ALL_FIT
 
 
+def test_a_fair_schedulers_leaf_held_by_its_am_limit_is_taken_at_the_value_in_force() -> None:
+    """A FairScheduler reports no leaf's maxAMShare, only the limit it computed from it (its
+    fair share times the share): a small leaf's limit holds 2 apps while the cluster's figures
+    say every AM fits under A 0.5. The leaf runs under the value the target holds, so its 6
+    AMs of 2,048 MB and 2 more need 0.5 x 8 / 6."""
+    leaf = QueueStats(
+        name="root.adhoc", pending_apps=2, running_apps=6, memory_used_mb=20_000,
+        am_memory_used_mb=12_288, am_memory_limit_mb=13_516, memory_share_mb=27_000,
+    )  # fmt: skip
+    o = replace(
+        obs(2, 10, 30_000, 20_480, queues=(leaf,)),
+        scheduler=SchedulerKind.FAIR,
+        waits=(Wait("root.adhoc", WaitCause.QUEUE_AM_LIMIT, 2),),
+    )
+    d, _ = decide(o, seen(0.5, p=2))
+    assert d.case == Case.ROOM and d.direction is Direction.UP
+    assert d.new_a == pytest.approx(0.5 * 8 / 6, abs=1e-4)
+    assert "the RM's AM limit holds them" in d.reason
+
+
 def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:
     # The last period raised A and the AM share (0.5) has not grown since: the RM has not
     # loaded the value yet or the AMs are starting. Raising again would overshoot.

@@ -247,7 +247,9 @@ def _am_holders(obs: Observation, q: QueueStats | None, running: int) -> int:
     return max(running, sum(x.running_apps for x in obs.queues))
 
 
-def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figures:
+def figures(
+    obs: Observation, settings: ControllerSettings, target: str, a: float | None = None
+) -> Figures:
     """Shares of the target's own denominator: a named queue's P, R, used and AM-used against
     its ``memory_share_mb`` (CS effective max capacity, FS fair share), the scheduler-wide
     value's against the cluster. AM use is what the RM measures; the paper's R x unit x 2 only
@@ -298,19 +300,25 @@ def figures(obs: Observation, settings: ControllerSettings, target: str) -> Figu
     floating = from_available and len(shares) > 1 and shares[0][0] >= shares[1][0]
     return Figures(
         p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating,
-        reserved, _a_admitting_held(obs, target, settings.a_max),
+        reserved, _a_admitting_held(obs, target, settings.a_max, a),
     )
 
 
-def _a_admitting_held(obs: Observation, target: str, a_max: float) -> float:
+def _a_admitting_held(
+    obs: Observation, target: str, a_max: float, a: float | None = None
+) -> float:
+    """See `Figures.a_admitting_held`. A leaf whose loaded share the RM does not report (a
+    FairScheduler reports no maxAMShare) is taken to run under ``a``, the value the target
+    holds, which is the one its waits say would cure them (`Wait.cured_by`)."""
     held = {w.queue for w in obs.waits_for(target) if w.cured_by(target)}
     growth = 0.0
     for leaf in obs.queues:
         q = leaf.in_am_partition()  # the AM limit that holds them is their AMs' partition's
-        if q.name not in held or not (q.am_memory_used_mb and q.running_apps and q.am_share):
+        share = q.am_share if q.am_share is not None else a
+        if q.name not in held or not (q.am_memory_used_mb and q.running_apps and share):
             continue
         each = q.am_memory_used_mb / q.running_apps
-        wanted = q.am_share * (q.am_memory_used_mb + q.pending_apps * each) / q.am_memory_used_mb
+        wanted = share * (q.am_memory_used_mb + q.pending_apps * each) / q.am_memory_used_mb
         growth = max(growth, wanted)
     return min(growth, a_max)
 

@@ -478,8 +478,8 @@ def _goal(f: Figures, aim: float) -> float:
 def period(
     obs: Observation, state: ControllerState, settings: ControllerSettings, target: str
 ) -> Period:
-    f = figures(obs, settings, target)
     a = min(max(round_a(state.a), settings.a_min), settings.a_max)
+    f = figures(obs, settings, target, a)
     prev_p = state.prev_pending
     prev_r = state.prev_running or 0
     memory = Memory.of(state.extra)
