@@ -25,6 +25,7 @@ from amtuner.realyarn.build import MODULE_DIR, MR_ALLOCATOR_DIR, Build, ensure_b
 from amtuner.realyarn.capture import SCENES
 from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
+from amtuner.sim.simulation import Simulation, build_simulation
 from amtuner.sim.spec import Workload
 
 REQUIRE = os.environ.get("AMTUNER_REQUIRE_REALYARN") == "1"
@@ -184,12 +185,17 @@ def metrics(rm: RealRM) -> dict[str, Any]:
 
 
 def against_sim(
-    rm: RealRM, batch: Workload, a: float, label: str, *, watch: dict[str, list[int]] | None = None
+    rm: RealRM,
+    batch: Workload,
+    a: float,
+    label: str,
+    *,
+    watch: dict[str, list[tuple[float, int]]] | None = None,
 ) -> tuple[Figures, Figures]:
-    """``batch`` on a CapacityScheduler's real RM at ``a`` from a warm cluster to its last app's
-    end (every one SUCCEEDED), and through the simulator: AMs at once exact, makespans within
-    10 %; (real, simulated). ``watch``: each running app's containers at every look, filled
-    in."""
+    """``batch`` on ``rm`` (either scheduler) at ``a`` from a warm cluster to its last app's end
+    (every one SUCCEEDED), and through the simulator: AMs at once exact, makespans within 10 %;
+    (real, simulated). ``watch``: each running app's containers at every look (monotonic
+    seconds, count), filled in."""
     set_am_share(rm, a)
     warm_up(rm)
     session = requests.Session()
@@ -202,19 +208,30 @@ def against_sim(
         if watch is not None:
             for r in records:
                 if r["state"] == "RUNNING":
-                    watch.setdefault(str(r["name"]), []).append(int(r["runningContainers"]))
+                    look = (time.monotonic(), int(r["runningContainers"]))
+                    watch.setdefault(str(r["name"]), []).append(look)
         done = len(records) == len(batch.jobs) and all(r["state"] == "FINISHED" for r in records)
         return records if done else None
 
     records = wait_for(ended, 300, f"every app of {batch.name} to end")
     assert {r["finalStatus"] for r in records} == {"SUCCEEDED"}
     got = real.figures_of(records)
-    sim = real.run_sim(SchedulerKind.CAPACITY, a, "paper", real.HADOOP_HEARTBEATS, batch)
+    sim = real.run_sim(rm.spec.scheduler, a, "paper", real.HADOOP_HEARTBEATS, batch)
     diff = (sim.makespan_s - got.makespan_s) / got.makespan_s
-    print(f"{label} at {a}: real {got} sim {sim} makespan diff {diff:+.1%}")
+    print(f"{label} ({rm.spec.scheduler}) at {a}: real {got} sim {sim} makespan diff {diff:+.1%}")
     assert got.ams_at_once == sim.ams_at_once, (got, sim)
     assert abs(diff) <= 0.10, (got, sim)
     return got, sim
+
+
+def simulation_of(rm: RealRM, batch: Workload) -> Simulation:
+    """``batch`` in a simulator of ``rm``'s cluster, its scheduler file as the RM has it now."""
+    spec = rm.spec
+    return build_simulation(
+        spec.scheduler, batch, rm.scheduler_file.read_bytes(), nodes=spec.nodes,
+        node_memory_mb=spec.node_memory_mb, node_vcores=spec.node_vcores,
+        site=spec.scheduler_site(),
+    )  # fmt: skip
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
