@@ -9,8 +9,12 @@ unless AMTUNER_REQUIRE_REALYARN=1 (CI sets it), which turns the skip into a fail
 from __future__ import annotations
 
 import os
+import re
+import signal
+import subprocess
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +31,9 @@ from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.placement import ALLOW_UNDECLARED_POOLS, USER_AS_DEFAULT_QUEUE
 from amtuner.sim.simulation import Simulation, build_simulation
 from amtuner.sim.spec import Workload
+from tests.e2e.test_concurrency import amtuner_run
+from tests.e2e.test_run import Lines
+from tests.e2e.test_run import wait_for as wait_while_running
 
 REQUIRE = os.environ.get("AMTUNER_REQUIRE_REALYARN") == "1"
 
@@ -232,6 +239,43 @@ def simulation_of(rm: RealRM, batch: Workload) -> Simulation:
         node_memory_mb=spec.node_memory_mb, node_vcores=spec.node_vcores,
         site=spec.scheduler_site(),
     )  # fmt: skip
+
+
+@contextmanager
+def run_with_metrics(config: Path) -> Iterator[tuple[subprocess.Popen[str], Lines, str]]:
+    """`amtuner run` on ``config`` (whose metrics listen on port 0) as a child process: the
+    process, its stderr, and the metrics URL it says it listens on; killed on the way out if
+    still alive."""
+    with amtuner_run(config) as (proc, log):
+        found = wait_while_running(
+            lambda: log.find(r"metrics on (http://\S+/metrics)"), "metrics", proc
+        )
+        assert isinstance(found, re.Match), log.text()
+        yield proc, log, found.group(1)
+
+
+def run_until_finished(
+    rm: RealRM, config: Path, before: set[str], count: int, seconds: float
+) -> list[dict[str, Any]]:
+    """`amtuner run` on ``config`` until the ``count`` apps submitted since the RM listed
+    ``before`` have all FINISHED (for ``seconds`` at most), then SIGTERM, which it ends on with
+    0: their records, every one SUCCEEDED."""
+    session = requests.Session()
+
+    def ended() -> list[dict[str, Any]] | None:
+        records = ours(apps.listed(session, rm.url), before)
+        done = len(records) == count and all(a["state"] == "FINISHED" for a in records)
+        return records if done else None
+
+    with amtuner_run(config) as (proc, log):
+        try:
+            records: list[dict[str, Any]] = wait_for(ended, seconds, f"{count} apps to end")
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(60)
+        assert proc.returncode == 0, log.text()
+    assert {a["finalStatus"] for a in records} == {"SUCCEEDED"}, records
+    return records
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

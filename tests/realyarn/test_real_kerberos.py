@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -38,9 +36,9 @@ from amtuner.realyarn.cluster import leftover_processes
 from amtuner.realyarn.secure import Security, client_principal
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_once import leaf_record, limit_of
-from tests.e2e.test_run import Lines, cycles, scrape
+from tests.e2e.test_run import cycles, scrape
 from tests.e2e.test_run import wait_for as wait_while_running
-from tests.realyarn.conftest import REQUIRE, share_for, wait_for
+from tests.realyarn.conftest import REQUIRE, run_with_metrics, share_for, wait_for
 from tests.realyarn.test_real_once import DECISION, expected_am_limit_mb
 
 LIFETIME_S = 30
@@ -395,18 +393,7 @@ def test_run_renews_its_ticket_past_two_lifetimes(
         tmp_path, secured_rm, controller={"period_seconds": 3.0},
         metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
     )  # fmt: skip
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "amtuner", "run", "--config", str(cfg)],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    log = Lines(proc.stderr)
-    try:
-        m = wait_while_running(
-            lambda: log.find(r"metrics on (http://\S+/metrics)"), "metrics", proc
-        )
-        assert m is not None
-        metrics_url = m.group(1)  # type: ignore[attr-defined]
+    with run_with_metrics(cfg) as (proc, log, metrics_url):
         started = time.monotonic()
         while time.monotonic() - started < 2 * LIFETIME_S + 5:
             assert proc.poll() is None, log.text()
@@ -432,10 +419,6 @@ def test_run_renews_its_ticket_past_two_lifetimes(
         assert scrape(metrics_url).get(auth, 0) == 0, log.text()
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=60) == 0, log.text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert "refresh-failed" not in log.text(), log.text()
 
 

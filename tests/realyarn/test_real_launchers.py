@@ -6,9 +6,6 @@ simulator holds the same AMs back and runs the batch as the real RM does."""
 
 from __future__ import annotations
 
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -17,11 +14,16 @@ import requests
 from amtuner.bench import real
 from amtuner.realyarn import RealRM, apps
 from amtuner.realyarn.admission import SETTLE_S, holding_am
-from amtuner.sim.simulation import build_simulation
 from amtuner.sim.workload.launchers import launchers
 from tests.e2e.conftest import amtuner
 from tests.e2e.test_once import WAITING
-from tests.realyarn.conftest import against_sim, ours, wait_for
+from tests.realyarn.conftest import (
+    against_sim,
+    ours,
+    run_until_finished,
+    simulation_of,
+    wait_for,
+)
 from tests.realyarn.test_real_once import DECISION, once_config
 
 DEADLOCKED = {
@@ -67,12 +69,7 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     assert _held(still, before) == DEADLOCKED and sorted(holding_am(still)) == held_since
     assert not [a["name"] for a in still if a["state"] == "FINISHED"]
 
-    spec = capacity_rm.spec
-    sim = build_simulation(
-        spec.scheduler, batch, capacity_rm.scheduler_file.read_bytes(), nodes=spec.nodes,
-        node_memory_mb=spec.node_memory_mb, node_vcores=spec.node_vcores,
-        site=spec.scheduler_site(),
-    )  # fmt: skip
+    sim = simulation_of(capacity_rm, batch)
     sim.run_until(60.0 + SETTLE_S)
     assert {v.name: v.started_s is not None for v in sim.app_views()} == DEADLOCKED
 
@@ -89,23 +86,7 @@ def test_launchers_deadlock_the_default_share_and_amtuner_ends_it(
     ((target, old, new, _rule),) = DECISION.findall(run.stdout)
     assert target == "global" and float(new) > float(old) == 0.1, run.stdout
 
-    with (tmp_path / "daemon.log").open("w") as log:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
-            stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-
-        def ended() -> list[dict[str, object]] | None:
-            records = ours(apps.listed(session, capacity_rm.url), before)
-            done = len(records) == 6 and all(a["state"] == "FINISHED" for a in records)
-            return records if done else None
-
-        records = wait_for(ended, 180, "every launcher and child to end")
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(60)
-    assert {a["finalStatus"] for a in records} == {"SUCCEEDED"}
+    records = run_until_finished(capacity_rm, config, before, 6, 180)
     ended_s = (max(int(str(a["finishedTime"])) for a in records) / 1000) - raised_at
     print(f"launcher deadlock: once {old} -> {new}, every app ended {ended_s:.1f} s later")
     finished = {str(a["name"]): int(str(a["finishedTime"])) for a in records}
@@ -159,12 +140,7 @@ def test_launchers_fill_a_fair_scheduler_s_max_am_share_and_amtuner_ends_it(
     assert _held(still, before) == deadlocked
     assert not [a["name"] for a in still if a["state"] == "FINISHED"]
 
-    spec = fair_rm.spec
-    sim = build_simulation(
-        spec.scheduler, batch, fair_rm.scheduler_file.read_bytes(), nodes=spec.nodes,
-        node_memory_mb=spec.node_memory_mb, node_vcores=spec.node_vcores,
-        site=spec.scheduler_site(),
-    )  # fmt: skip
+    sim = simulation_of(fair_rm, batch)
     sim.run_until(60.0 + SETTLE_S)
     simulated = {v.name: v.started_s is not None for v in sim.app_views()}
     assert simulated == deadlocked
@@ -180,22 +156,6 @@ def test_launchers_fill_a_fair_scheduler_s_max_am_share_and_amtuner_ends_it(
     ((target, old, new, _rule),) = DECISION.findall(run.stdout)
     assert target == "global" and float(new) > float(old) == 0.5, run.stdout
 
-    with (tmp_path / "daemon.log").open("w") as log:
-        daemon = subprocess.Popen(
-            [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
-            stdout=log, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    try:
-
-        def ended() -> list[dict[str, object]] | None:
-            records = ours(apps.listed(session, fair_rm.url), before)
-            done = len(records) == 12 and all(a["state"] == "FINISHED" for a in records)
-            return records if done else None
-
-        records = wait_for(ended, 240, "every launcher and child to end")
-    finally:
-        daemon.send_signal(signal.SIGTERM)
-        daemon.wait(60)
-    assert {a["finalStatus"] for a in records} == {"SUCCEEDED"}
+    records = run_until_finished(fair_rm, config, before, 12, 240)
     ended_s = (max(int(str(a["finishedTime"])) for a in records) / 1000) - raised_at
     print(f"FairScheduler launchers: once {old} -> {new}, every app ended {ended_s:.1f} s later")

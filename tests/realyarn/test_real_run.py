@@ -3,20 +3,16 @@
 from __future__ import annotations
 
 import json
-import os
-import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import requests
 
 from amtuner.executor import SchedulerFile
 from amtuner.realyarn import RealRM, apps
-from tests.e2e.test_run import Lines, cycles, scrape
+from tests.e2e.test_run import cycles, scrape
 from tests.e2e.test_run import wait_for as wait_while_running
-from tests.realyarn.conftest import metrics, set_am_share, share_for, wait_for
+from tests.realyarn.conftest import metrics, run_with_metrics, set_am_share, share_for, wait_for
 from tests.realyarn.test_real_once import once_config
 
 PERIOD_S = 3.0
@@ -47,18 +43,7 @@ def test_run_tunes_the_loaded_rm_and_outlives_its_crash(
         metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
         audit_log=str(audit),
     )  # fmt: skip
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    log = Lines(proc.stderr)
-    try:
-        listening = r"metrics on (http://\S+/metrics)"
-        m = wait_while_running(lambda: log.find(listening), "metrics", proc)
-        assert isinstance(m, re.Match)
-        metrics_url = m.group(1)
-
+    with run_with_metrics(config) as (proc, log, metrics_url):
         def raised() -> bool:
             s = scrape(metrics_url)
             a = s.get(("amtuner_am_share_ratio", (("target", "global"),)))
@@ -81,8 +66,4 @@ def test_run_tunes_the_loaded_rm_and_outlives_its_crash(
 
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=PERIOD_S + 30) == 0, log.text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     assert log.find(r"SIGTERM received"), log.text()

@@ -5,11 +5,7 @@ it, and the simulator holds the same apps back."""
 from __future__ import annotations
 
 import dataclasses
-import os
-import re
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -26,9 +22,9 @@ from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.sched_config import CS_PREFIX
 from tests.e2e.conftest import amtuner
 from tests.e2e.test_once import WAITING
-from tests.e2e.test_run import Lines, cycles, scrape
+from tests.e2e.test_run import cycles, scrape
 from tests.e2e.test_run import wait_for as wait_while_running
-from tests.realyarn.conftest import metrics, wait_for
+from tests.realyarn.conftest import metrics, run_with_metrics, wait_for
 from tests.realyarn.test_real_once import DECISION, once_config
 
 WAITS = {
@@ -105,24 +101,11 @@ def test_run_keeps_a_within_a_step_under_a_running_apps_limit(
         guard={"hold_off_seconds": GuardSettings().hold_off_seconds},
         metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
     )  # fmt: skip
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "amtuner", "run", "--config", str(config)],
-        stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True,
-        env={**os.environ, "PYTHONUNBUFFERED": "1"},
-    )  # fmt: skip
-    log = Lines(proc.stderr)
-    try:
-        found = wait_while_running(lambda: log.find(r"metrics on (http://\S+/metrics)"), "metrics")
-        assert isinstance(found, re.Match)
-        url = found.group(1)
+    with run_with_metrics(config) as (proc, log, url):
         wait_while_running(lambda: cycles(scrape(url)) >= RUN_CYCLES, "cycles", proc)
         samples = scrape(url)
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=30) == 0, log.text()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
     a = samples[("amtuner_am_share_ratio", (("target", "global"),))]
     held = samples[("amtuner_waiting_apps", (("cause", "max-apps"), ("target", "global")))]
     on_disk = SchedulerFile.read(rm.scheduler_file, rm.spec.scheduler).effective_value("")
