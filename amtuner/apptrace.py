@@ -28,13 +28,21 @@ where it was not asked or did not tell: ``map_mb`` and ``reduce_mb`` (``mapreduc
 recorder never saw running, ``am_memory_mb`` is the AM's ask there
 (``yarn.app.mapreduce.am.resource.mb``).
 
+It adds too, for any app, what YARN's generic application history (the timeline server)
+reports of its last attempt's containers other than its AM's (`amtuner.timeline`), null where it
+was not asked or did not tell: ``tasks`` (how many), ``task_mb`` and ``task_vcores`` (their mean
+``allocatedMB`` and ``allocatedVCores``), ``task_ms`` (their mean life, allocation to finish),
+means rounded. It is asked of the apps the JobHistory server gave no ``maps``: every app but
+MapReduce, and the MapReduce apps it did not tell of. Where it lists the AM container with its
+size, that is ``am_memory_mb``.
+
 The recorder's cursor is the file itself: the largest ``finish_ms`` recorded, asked for again
 as ``finishedTimeBegin`` (both ends are inclusive), with the apps that finished at that very
 millisecond skipped by id. A restart so resumes where the last run stopped, nothing twice.
 
-Version 1 is this list without the JobHistory fields, version 2 without the task sizes; this
-amtuner reads all three and writes 3 (a file of an older version it continues gets the fields
-of that version only, `amtuner.record`). A reader refuses a
+Version 1 is this list without the JobHistory fields, version 2 without the task sizes and the
+timeline's figures; this amtuner reads all three and writes 3 (a file of an older version it
+continues gets the fields of that version only, `amtuner.record`). A reader refuses a
 file of another format or a later version rather than guessing; new fields are added to a later
 version.
 """
@@ -48,13 +56,14 @@ from pathlib import Path
 from typing import Any
 
 from amtuner.jobhistory import FIELDS, SIZES
+from amtuner.timeline import FIELDS as TIMELINE_FIELDS
 
 FORMAT = "amtuner-apps"
 VERSION = 3
 READS = (1, 2, 3)
 """The versions this amtuner reads; a file of an older version is read with the fields added
 since null."""
-ADDED: dict[int, tuple[str, ...]] = {2: tuple(FIELDS), 3: tuple(SIZES)}
+ADDED: dict[int, tuple[str, ...]] = {2: tuple(FIELDS), 3: (*SIZES, *TIMELINE_FIELDS)}
 """The fields each version added: a line of an older version has none of the later ones."""
 FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 
@@ -90,6 +99,11 @@ class AppRecord:
     reduce_mb: int | None = None
     reduce_vcores: int | None = None
     """Version 3: the job configuration's task sizes (`amtuner.jobhistory.SIZES`)."""
+    tasks: int | None = None
+    task_mb: int | None = None
+    task_vcores: int | None = None
+    task_ms: int | None = None
+    """Version 3 too: the timeline server's figures (`amtuner.timeline.FIELDS`)."""
 
     @classmethod
     def from_app_info(cls, app: Mapping[str, Any]) -> AppRecord:

@@ -200,7 +200,8 @@ def server_info(client: RMClient) -> Mapping[str, Any]:
 
 
 def history_client(rm: RMSettings, urls: Sequence[str], session: requests.Session) -> RMClient:
-    """The JobHistory servers of ``urls`` asked as the RM is, in the order given."""
+    """The history servers of ``urls`` (JobHistory, or timeline: `amtuner.timeline`) asked as
+    the RM is, in the order given."""
     from amtuner.monitor import RMClient
 
     return RMClient(

@@ -14,7 +14,11 @@ MapReduce app whose AM started costs two more bounded requests there, its job do
 configuration, for its task counts, durations and sizes (`amtuner.jobhistory`). An app whose
 job the server does not know yet waits a bounded time, asked again at each poll
 (`HISTORY_WAIT_S`); one it cannot tell of is recorded without them: the trace loses no app to
-the JobHistory server, and a warning says how many.
+the JobHistory server, and a warning says how many. Where a timeline server is named
+(``timeline.urls``, ``--timeline``), each other finished app whose AM started (and each
+MapReduce app written without JobHistory figures) costs two more there as it is written, for
+its task containers (`amtuner.timeline`); an app it cannot tell of is recorded without them,
+and one warning a poll says how many.
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -257,6 +261,63 @@ class Held:
     unknown: dict[str, tuple[float, str]] = field(default_factory=dict)
 
 
+def with_figures(
+    records: list[AppRecord],
+    wants: Callable[[AppRecord], bool],
+    fetch: Callable[[str], Mapping[str, int | None] | None],
+    bad: type[Exception],
+    server: str,
+    kind: str,
+) -> list[AppRecord]:
+    """``records`` with a history server's figures (``fetch`` of the app id: the trace's fields,
+    None for none) for each that ``wants`` them. An app the server does not know (404), or
+    answers badly about (``bad``), keeps null figures; once the server cannot be reached at
+    all, the rest of the poll does not ask it. One warning names the ``server`` and says how
+    many of the ``kind`` asked about went without."""
+    from amtuner.monitor import ObservationError
+
+    out: list[AppRecord] = []
+    asked = 0
+    missed: list[str] = []
+    down = False
+    for rec in records:
+        if wants(rec) and not down:
+            asked += 1
+            try:
+                figures = fetch(rec.id)
+            except ObservationError as exc:
+                missed.append(f"{rec.id}: {exc.reason}: {exc}")
+                down = exc.reason != "http-error"
+            except bad as exc:
+                missed.append(f"{rec.id}: bad-response: {exc}")
+            else:
+                if figures is not None:
+                    rec = dataclasses.replace(rec, **figures)  # type: ignore[arg-type]
+        out.append(rec)
+    if missed:
+        skipped = sum(map(wants, records)) - asked
+        log.warning(
+            "the %s did not give %d of %d %s their task figures%s (recorded without them); "
+            "first: %s", server, len(missed) + skipped, asked + skipped, kind,
+            f", and was not asked about {skipped} after it failed" if skipped else "",
+            missed[0].replace("no ResourceManager answered", f"no {server} answered"),
+        )  # fmt: skip
+    return out
+
+
+def with_timeline(records: list[AppRecord], timeline: RMClient) -> list[AppRecord]:
+    """`with_figures` of the timeline server, for each app whose AM started and that has no
+    JobHistory figures (`amtuner.timeline.fetch`; a 404: an app it never heard of, or past
+    ``yarn.timeline-service.ttl-ms``)."""
+    from amtuner.timeline import TimelineDocumentError, fetch
+
+    return with_figures(
+        records, lambda r: r.launch_ms > 0 and r.maps is None,
+        lambda app_id: fetch(timeline, app_id), TimelineDocumentError, "timeline server",
+        "apps",
+    )  # fmt: skip
+
+
 def poll(
     path: Path,
     client: RMClient,
@@ -269,13 +330,15 @@ def poll(
     held: Held | None = None,
     wait_s: float = 0.0,
     clock: Callable[[], float] = time.monotonic,
+    timeline: RMClient | None = None,
 ) -> tuple[tuple[int, frozenset[str]], int]:
     """One request; appends the apps not yet recorded, each with its AM size if ``am_sizes``
     (`poll_running`) knows it, and, with ``history``, its tasks (`with_history`), as lines of
     a file of ``version`` (default: the current). An app whose job the server does not know
     waits in ``held`` to be asked again at the next poll, until ``wait_s`` have passed
     (`HISTORY_WAIT_S`), also through polls the server does not answer at; then it is written
-    without. Returns the new cursor of the RM's apps and how many apps were written."""
+    without. The apps written are asked of ``timeline`` first (`with_timeline`). Returns the new
+    cursor of the RM's apps and how many apps were written."""
     from amtuner.apptrace import FINAL_STATES, VERSION, AppRecord, TraceError, cursor
 
     begin, seen = since
@@ -322,6 +385,8 @@ def poll(
         if first is not None and now - first < wait_s:
             break
         ready += 1
+    if timeline is not None:
+        queue[:ready] = with_timeline(queue[:ready], timeline)
     append(path, queue[:ready], version, max_bytes, held)
     held.apps = queue[ready:]
     if not records:
@@ -374,6 +439,8 @@ def cmd_record(args: argparse.Namespace) -> int:
     client = RMClient.from_settings(cfg.rm, session=session)
     history_urls = tuple(args.history) or cfg.history.urls
     history = history_client(cfg.rm, history_urls, session) if history_urls else None
+    timeline_urls = tuple(args.timeline) or cfg.timeline.urls
+    timeline = history_client(cfg.rm, timeline_urls, session) if timeline_urls else None
     stop = threading.Event()
     if not args.once:
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -389,13 +456,19 @@ def cmd_record(args: argparse.Namespace) -> int:
                 if version < 2 else "no task sizes: they are not asked",
             )  # fmt: skip
             history = None if version < 2 else history
+        if timeline is not None and version < 3:
+            log.warning(
+                "%s is a version %d trace, which has no timeline fields: the timeline server "
+                "is not asked; start a new file to record them", args.out, version,
+            )  # fmt: skip
+            timeline = None
         am_sizes: dict[str, int | None] = {}
         wait_s = 0.0 if args.once else args.history_wait
         while True:
             poll_running(client, am_sizes, args.limit)
             since, n = poll(
                 args.out, client, since, args.limit, args.max_bytes, am_sizes, history, version,
-                held, wait_s,
+                held, wait_s, timeline=timeline,
             )  # fmt: skip
             log.info(
                 "%d apps recorded%s; cursor finishedTimeBegin=%d", n,
@@ -467,6 +540,11 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "--history", action="append", default=[], metavar="URL", type=_url_option,
         help="the MapReduce JobHistory server to ask for each MapReduce app's tasks "
         "(repeatable; instead of the config's history.urls)",
+    )  # fmt: skip
+    p.add_argument(
+        "--timeline", action="append", default=[], metavar="URL", type=_url_option,
+        help="the timeline server (YARN's generic application history) to ask for each "
+        "other app's task containers (repeatable; instead of the config's timeline.urls)",
     )  # fmt: skip
     p.add_argument(
         "--history-wait", type=float, default=HISTORY_WAIT_S, metavar="SECONDS",

@@ -77,6 +77,7 @@ from amtuner.config.settings import (
     RMSettings,
     SchedulerKindSetting,
     SchedulerSettings,
+    TimelineSettings,
 )
 
 
@@ -168,6 +169,9 @@ _SECTIONS: Final[dict[str, Check]] = {
     ),
     "history": _section(
         HistorySettings, {"urls": _list_of(_url, what="JobHistory server URLs", non_empty=False)}
+    ),
+    "timeline": _section(
+        TimelineSettings, {"urls": _list_of(_url, what="timeline server URLs", non_empty=False)}
     ),
 }
 

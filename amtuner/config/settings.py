@@ -138,6 +138,15 @@ class HistorySettings:
 
 
 @dataclass(frozen=True, slots=True)
+class TimelineSettings:
+    urls: tuple[str, ...] = ()
+    """The timeline server's generic application history (``yarn.timeline-service.webapp.address``,
+    port 8188 by default; or a REST base as in ``rm.urls``), asked by `amtuner record` for each
+    finished app's task containers (`amtuner.timeline`), through the ``rm`` section's TLS,
+    Kerberos and ``user.name``. More than one: tried in order. Empty: not asked."""
+
+
+@dataclass(frozen=True, slots=True)
 class SchedulerSettings:
     kind: SchedulerKindSetting = "auto"
     config_file: Path | None = None
@@ -223,6 +232,7 @@ restart) does not void it, one stopped for longer does."""
 class Config:
     rm: RMSettings = field(default_factory=RMSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
+    timeline: TimelineSettings = field(default_factory=TimelineSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     refresh: RefreshSettings = field(default_factory=RefreshSettings)
     controller: ControllerSettings = field(default_factory=ControllerSettings)

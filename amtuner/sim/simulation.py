@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from amtuner.model import SchedulerKind
 from amtuner.sim.app import App
 from amtuner.sim.capacity import CapacityScheduler
-from amtuner.sim.cluster import Cluster
+from amtuner.sim.cluster import Cluster, normalise_up
 from amtuner.sim.csview import default_partition
 from amtuner.sim.engine import Engine, make_rng
 from amtuner.sim.fair import FairScheduler
@@ -313,6 +313,7 @@ class Simulation:
             if limit is not None and len(out) >= limit:
                 break
             leaf = app.leaf
+            runs, alloc = app.spec.runs, self.cluster.min_alloc_mb
             out.append(
                 AppView(
                     app_id=app.app_id,
@@ -337,6 +338,13 @@ class Simulation:
                     map_s=_mean_s(app.spec.maps),
                     reduce_s=_mean_s(app.spec.reduces),
                     **_sizes(app.spec),
+                    am_container_mb=app.am_memory_mb,
+                    am_vcores=app.am_vcores,
+                    am_startup_s=app.spec.am_startup_s,
+                    task_groups=tuple(
+                        (runs * g.count, normalise_up(g.memory_mb, alloc), g.vcores, g.duration_s)
+                        for g in (*app.spec.maps, *app.spec.reduces)
+                    ),
                 )
             )
         return out

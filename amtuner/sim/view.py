@@ -171,6 +171,13 @@ class AppView:
     am_mb: int = 1536
     """What its spec asks for each container of a kind (a MapReduce job asks one size a kind:
     its first group's), for its job configuration on the JobHistory server's face."""
+    am_container_mb: int = 0
+    am_vcores: int = 0
+    am_startup_s: float = 0.0
+    task_groups: tuple[tuple[int, int, int, float], ...] = ()
+    """Its AM container and its tasks as its spec has them, for the timeline server's face:
+    each group's count over all its runs, memory as the RM allocates it, vcores, and run time
+    alone on an idle node."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -159,17 +159,7 @@ def test_record_takes_each_mapreduce_apps_tasks_from_the_jobhistory_server(
         scheduler={"kind": "fair", "config_file": str(sched)},
     )  # fmt: skip
     trace = tmp_path / "apps.jsonl"
-    deadline = time.monotonic() + 90
-    apps: list = []
-    while len(apps) < 4 and time.monotonic() < deadline:
-        run = amtuner("record", "--config", str(cfg), "--out", str(trace), "--once")
-        assert run.returncode == 0, run.stderr
-        assert "JobHistory" not in run.stderr, run.stderr
-        apps = read_trace(trace)[1]
-        time.sleep(0.5)
-    assert len(apps) >= 4
-    doc = requests.get(f"{url}/ws/v1/cluster/apps", params={"states": "FINISHED"}, timeout=10)
-    name = {a["id"]: a["name"] for a in doc.json()["apps"]["app"]}
+    apps, name = recorded_with_names(url, cfg, trace, "JobHistory")
     spec = {j.job_id: j for j in load_workload("paper:mixed").jobs}
     for a in apps:
         job = spec[name[a.id]]
@@ -196,13 +186,77 @@ def test_record_takes_each_mapreduce_apps_tasks_from_the_jobhistory_server(
         assert job.am_memory_mb == a.am_memory_mb
 
     # A JobHistory server that is not there: the apps are recorded all the same.
+    got = recorded_past_a_dead_server(cfg, tmp_path / "more.jsonl", "--history", "JobHistory")
+    assert {a.id for a in apps} <= {a.id for a in got}
+    assert all(a.maps is None for a in got)
+
+
+def recorded_with_names(url: str, cfg: Path, trace: Path, server: str) -> tuple[list, dict]:
+    """``record --once`` into ``trace`` until it holds 4 apps, none costing a warning of
+    ``server``; its apps and each one's name, as the RM lists them."""
+    deadline = time.monotonic() + 90
+    apps: list = []
+    while len(apps) < 4 and time.monotonic() < deadline:
+        run = amtuner("record", "--config", str(cfg), "--out", str(trace), "--once")
+        assert run.returncode == 0, run.stderr
+        assert server not in run.stderr, run.stderr
+        apps = read_trace(trace)[1]
+        time.sleep(0.5)
+    assert len(apps) >= 4
+    doc = requests.get(f"{url}/ws/v1/cluster/apps", params={"states": "FINISHED"}, timeout=10)
+    return apps, {a["id"]: a["name"] for a in doc.json()["apps"]["app"]}
+
+
+def recorded_past_a_dead_server(cfg: Path, out: Path, option: str, name: str) -> list:
+    """``record --once`` into ``out`` with ``option`` naming a server that is not there: it
+    succeeds, says the server did not answer, and returns what it recorded."""
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
-    more = tmp_path / "more.jsonl"
-    run = amtuner("record", "--config", str(cfg), "--out", str(more), "--once", "--history", dead)
+    run = amtuner("record", "--config", str(cfg), "--out", str(out), "--once", option, dead)
     assert run.returncode == 0, run.stderr
-    assert "no JobHistory server answered" in run.stderr
-    got = read_trace(more)[1]
+    assert f"no {name} server answered" in run.stderr
+    return read_trace(out)[1]
+
+
+@pytest.mark.parametrize("sim", ["capacity"], indirect=True)
+def test_record_takes_each_apps_task_containers_from_the_timeline_server(
+    sim: tuple[str, Path], tmp_path: Path
+) -> None:
+    """The simulated RM is its own timeline server: with no JobHistory server named, the
+    recorder asks it of every finished app, the trace holds each job's task containers (its maps
+    and reduces) with their mean size and life as the workload gave them, and the replay runs
+    them. A timeline server that does not answer costs the apps their figures, nothing
+    else."""
+    url, sched = sim
+    cfg = write_config(
+        tmp_path / "amtuner.yaml", rm={"urls": [url]}, timeline={"urls": [url]},
+        scheduler={"kind": "capacity", "config_file": str(sched)},
+    )  # fmt: skip
+    trace = tmp_path / "apps.jsonl"
+    apps, name = recorded_with_names(url, cfg, trace, "timeline")
+    spec = {j.job_id: j for j in load_workload("paper:mixed").jobs}
+    for a in apps:
+        groups = [*spec[name[a.id]].maps, *spec[name[a.id]].reduces]
+        assert a.tasks == sum(g.count for g in groups) >= 1
+        life = sum(g.count * g.duration_s for g in groups) / a.tasks
+        assert a.task_ms == round(life * 1000)
+        assert a.task_mb == 1024 and a.task_vcores == 1
+        assert a.am_memory_mb == 2048 and a.maps is None
+    replay = {j.job_id: j for j in load_workload(f"trace:{trace}").jobs}
+    for a in apps:
+        (maps,) = replay[a.id].maps
+        assert (maps.count, maps.duration_s) == (a.tasks, a.task_ms / 1000)
+
+    got = recorded_past_a_dead_server(cfg, tmp_path / "more.jsonl", "--timeline", "timeline")
     assert {a.id for a in apps} <= {a.id for a in got}
-    assert all(a.maps is None for a in got)
+    assert all(a.tasks is None for a in got)
+
+    # A version 2 file is continued as version 2: the timeline server is not asked, and says so.
+    old = tmp_path / "v2.jsonl"
+    old.write_text(json.dumps({"format": FORMAT, "version": 2, "rm": url, "nodes": 4}) + "\n")
+    run = amtuner("record", "--config", str(cfg), "--out", str(old), "--once")
+    assert run.returncode == 0, run.stderr
+    assert "version 2 trace, which has no timeline fields" in run.stderr
+    lines = old.read_text().splitlines()[1:]
+    assert lines and all('"tasks"' not in line and '"maps"' in line for line in lines)

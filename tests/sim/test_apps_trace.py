@@ -94,10 +94,30 @@ def test_a_version_2_file_still_loads_without_the_task_sizes(tmp_path: Path) -> 
     header = header_line({"nodes": 3}, "http://rm:8088").replace('"version":3', '"version":2')
     path.write_text(header + rec.line(version=2))
     assert '"maps"' in path.read_text() and '"map_mb"' not in path.read_text()
+    assert '"tasks"' not in path.read_text()
     header_doc, (back,) = read_trace(path)
-    assert header_doc["version"] == 2 and back == rec and back.map_mb is None
+    assert header_doc["version"] == 2 and back == rec and back.map_mb is back.tasks is None
     (job,) = load_workload(f"trace:{path}").jobs
     assert (job.maps[0].count, job.maps[0].memory_mb, job.maps[0].vcores) == (12, 1024, 1)
+
+
+def test_the_timeline_servers_containers_replace_the_estimate(tmp_path: Path) -> None:
+    """Any framework's task containers as the timeline server told them: their count, mean size
+    and mean life, asked for together, the AM held for the rest of the recorded run; an app
+    that ran in its AM alone holds its AM for its run; the JobHistory server's figures, where
+    both told, win."""
+    spark = app(0, type="SPARK", memory_mb_s=2048 * 67, tasks=9, task_mb=3072, task_vcores=2,
+                task_ms=41_500, am_memory_mb=1024)  # fmt: skip
+    alone = app(1, type="TEZ", memory_mb_s=2048 * 67, tasks=0)
+    both = app(2, maps=12, map_ms=2638, tasks=12, task_mb=1024, task_vcores=1, task_ms=3000)
+    path = write(tmp_path / "t.jsonl", [spark, alone, both], nodes=3)
+    jobs = {j.job_id: j for j in load_workload(f"trace:{path}").jobs}
+    (maps,) = jobs[spark.id].maps
+    assert (maps.count, maps.memory_mb, maps.vcores, maps.duration_s) == (9, 3072, 2, 41.5)
+    assert jobs[spark.id].am_memory_mb == 1024 and jobs[spark.id].reduces == ()
+    assert jobs[spark.id].linger_s == 67.0 - 5.0 - 2.0 - 41.5  # its AM outlived its tasks
+    assert jobs[alone.id].maps == () and jobs[alone.id].linger_s == 67.0 - 5.0 - 2.0
+    assert jobs[both.id].maps[0].duration_s == 2.638
 
 
 def test_recorded_task_counts_and_durations_replace_the_estimate(tmp_path: Path) -> None:
@@ -231,3 +251,34 @@ def test_the_recorded_task_sizes_bring_the_replay_closer_where_tasks_are_large(
     for figure in ("makespan_s", "mean_jct_s"):
         assert off(results, "sized", figure) < off(results, "told", figure), figure
     assert docs_row(f"{kind}, zoo 16") == cells(results, "sized", "told", "bare")
+
+
+@pytest.mark.parametrize("spec", ["sessions:8", "drivers:8"])
+def test_a_replay_with_the_timeline_figures_is_closer_to_the_run_than_the_estimate(
+    spec: str,
+) -> None:
+    """Tez sessions and Spark drivers run on a CapacityScheduler, their apps recorded as the
+    simulated RM's apps API and timeline face render them, replayed with and without the
+    timeline's task containers: the recorded tasks, with the AM held for its recorded run, come
+    closer to the run's makespan and mean JCT than the estimate, which spreads the AM's life
+    over tasks; the figures are docs/advise.md's ("Replaying")."""
+    from amtuner.sim.rmapi.apphistory import attempt_ids, containers_info
+    from amtuner.timeline import task_figures
+
+    workload = load_workload(spec)
+    sim = build_simulation("capacity", workload)
+    results = {"run": sim.run()}
+    view, options = sim.view(), FaceOptions()
+    records: dict[str, list[AppRecord]] = {"told": [], "bare": []}
+    for a in sim.app_views(("FINISHED",)):
+        rec = AppRecord.from_app_info(app_info(a, view, options))
+        records["bare"].append(rec)
+        figures = task_figures(containers_info(a, options), attempt_ids(a)[1])
+        records["told"].append(dataclasses.replace(rec, **figures))  # type: ignore[arg-type]
+    assert len(records["told"]) == len(workload.jobs) and all(r.tasks for r in records["told"])
+    for name, recs in records.items():
+        replay = dataclasses.replace(workload, name=name, jobs=apps_jobs(recs))
+        results[name] = build_simulation("capacity", replay).run()
+    for figure in ("makespan_s", "mean_jct_s"):
+        assert off(results, "told", figure) < off(results, "bare", figure), figure
+    assert docs_row(f"capacity, {spec}") == cells(results, "told", "bare")

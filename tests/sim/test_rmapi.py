@@ -468,6 +468,47 @@ def test_the_jobhistory_servers_own_info_as_hadoop_documents_it() -> None:
     assert doc["historyInfo"]["hadoopVersion"] == FaceOptions().rm_version
 
 
+def test_a_finished_apps_attempts_and_containers_as_the_timeline_server_serves_them() -> None:
+    """Every field of Hadoop's documented attempt and container answers, wrapped as
+    AHSWebServices answers; the AM container and one container per task over the app's runs,
+    each of the spec's time; an app or attempt the server does not hold is its 404."""
+    from amtuner.timeline import last_attempt, task_figures
+
+    done = replace(
+        app(3, "FINISHED"), am_container_mb=2048, am_vcores=1, am_startup_s=5.0,
+        task_groups=((12, 1024, 1, 2.5), (2, 3072, 2, 30.0)),
+    )  # fmt: skip
+    sim = FakeSim(cs_view(), [app(1, "RUNNING"), done])
+    base = "/ws/v1/applicationhistory/apps/application_1700000000000_0003/appattempts"
+    attempts = get(sim, base)
+    documented = SHARED / "fixtures" / "timeline"
+    real = json.loads((documented / "appattempts.json").read_text())["appAttempt"][0]
+    assert missing_keys(real, attempts["appAttempts"]["appAttempt"][0]) == []
+    attempt, am = last_attempt(attempts, done.app_id)
+    assert (attempt, am) == (
+        "appattempt_1700000000000_0003_000001", "container_1700000000000_0003_01_000001",
+    )  # fmt: skip
+    containers = get(sim, f"{base}/{attempt}/containers")
+    real = json.loads((documented / "containers.json").read_text())["container"][0]
+    listed = containers["containers"]["container"]
+    assert all(missing_keys(real, c) == [] for c in listed)
+    assert len({c["containerId"] for c in listed}) == len(listed) == 1 + 12 + 2
+    assert listed[0]["finishedTime"] - listed[0]["startedTime"] == 7500  # the AM: 2 s to 9.5 s
+    assert task_figures(containers, am) == {
+        "tasks": 14, "task_mb": round((12 * 1024 + 2 * 3072) / 14),
+        "task_vcores": round(16 / 14), "task_ms": round((12 * 2500 + 2 * 30000) / 14),
+        "am_memory_mb": 2048,
+    }  # fmt: skip
+    for path in (
+        "/ws/v1/applicationhistory/apps/application_1700000000000_0001/appattempts",
+        "/ws/v1/applicationhistory/apps/application_1700000000000_0009/appattempts",
+        f"{base}/appattempt_1700000000000_0003_000002/containers",
+    ):
+        r = handle(sim, "GET", path, b"", {})
+        assert r.status == 404
+        assert "not found" in json.loads(r.body)["RemoteException"]["message"]
+
+
 def test_apps_empty_is_null_and_bad_state_is_400() -> None:
     sim = FakeSim(cs_view(), [app(1, "RUNNING")])
     assert get(sim, "/ws/v1/cluster/apps?states=KILLED") == {"apps": None}

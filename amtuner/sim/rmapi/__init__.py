@@ -12,6 +12,10 @@ Modules:
   and a finished app's job and its configuration as the MapReduce JobHistory server serves them
   (``/ws/v1/history/mapreduce/jobs/{job id}``, ``…/{job id}/conf``, and the server's own
   ``/ws/v1/history/info``: the simulated RM is its own JobHistory server);
+* `apphistory` — a finished app's attempts and containers as the timeline server's generic
+  history serves them
+  (``/ws/v1/applicationhistory/apps/{app id}/appattempts[/{attempt id}/containers]``: the
+  simulated RM is its own timeline server too);
 * `webui` — the web UI pages (``/cluster``, ``/cluster/cluster``) in the 3.3 or 3.4 layout;
 * `store` — the CapacityScheduler's mutable configuration store (``scheduler-conf``);
 * this module — request routing (`handle`), the apps query, standby redirects and the refresh
@@ -33,6 +37,7 @@ from typing import Protocol
 from urllib.parse import parse_qs, urlsplit
 
 from amtuner.model import SchedulerKind
+from amtuner.sim.rmapi.apphistory import app_attempts_info, attempt_ids, containers_info
 from amtuner.sim.rmapi.face import (
     DEFAULT_APPS_LIMIT,
     HTML_TYPE,
@@ -119,6 +124,7 @@ MUTABLE_NO_REFRESH = (
 )
 REFRESH_PATH = "/ws/v1/cluster/sim/refresh-queues"
 JOBS_PATH = "/ws/v1/history/mapreduce/jobs/"
+HISTORY_APPS_PATH = "/ws/v1/applicationhistory/apps/"
 FINAL_STATES = ("FINISHED", "FAILED", "KILLED")
 
 
@@ -235,6 +241,24 @@ def _job(sim: SimLike, path: str, options: FaceOptions) -> Response:
     return json_response(200, render(found[0], options))
 
 
+def _app_history(sim: SimLike, route: str, path: str, options: FaceOptions) -> Response:
+    """A finished app's attempts or its attempt's containers, as the timeline server's generic
+    history answers: 404 for an app it does not hold (a running one included: the simulated RM
+    publishes an app when it ends) or an attempt not its own."""
+    app_id, _, rest = path.removeprefix(HISTORY_APPS_PATH).partition("/")
+    found = [a for a in sim.app_views(FINAL_STATES) if a.app_id == app_id]
+    if not found:
+        return remote_exception(404, "NotFoundException", f"app with id: {app_id} not found")
+    if route == "attempts":
+        return json_response(200, app_attempts_info(found[0]))
+    attempt_id = rest.removeprefix("appattempts/").removesuffix("/containers")
+    if attempt_id != attempt_ids(found[0])[0]:
+        return remote_exception(
+            404, "NotFoundException", f"appattempt with id: {attempt_id} not found"
+        )
+    return json_response(200, containers_info(found[0], options))
+
+
 def _redirect(location_base: str, path_qs: str) -> Response:
     url = location_base.rstrip("/") + path_qs
     return Response(
@@ -333,6 +357,8 @@ def _document(
             return _apps(sim, parse_qs(query), options)
         case "history":
             return json_response(200, history_info(options))
+        case "attempts" | "containers":
+            return _app_history(sim, route, path, options)
         case _:
             return _job(sim, path, options)
 
@@ -341,6 +367,12 @@ def _route(path: str) -> str | None:
     jid, slash, doc = path.removeprefix(JOBS_PATH).partition("/")
     if path.startswith(JOBS_PATH) and jid and (not slash or doc == "conf"):
         return "job"
+    if path.startswith(HISTORY_APPS_PATH):
+        parts = path.removeprefix(HISTORY_APPS_PATH).split("/")
+        if len(parts) == 2 and parts[1] == "appattempts":
+            return "attempts"
+        if len(parts) == 4 and parts[1] == "appattempts" and parts[3] == "containers":
+            return "containers"
     return _ROUTES.get(path)
 
 
@@ -379,7 +411,9 @@ def handle(
     lower = {k.lower(): v for k, v in headers.items()}
     kind = str(sim.scheduler_kind)
     match route:
-        case "info" | "metrics" | "scheduler" | "nodes" | "apps" | "job" | "history":
+        case "info" | "metrics" | "scheduler" | "nodes" | "apps" | "job" | "history" | (
+            "attempts" | "containers"
+        ):
             response = _document(sim, route, path, split.query, options)
         case "page" | "about":
             response = html_response(cluster_page(sim.view(), options, about=route == "about"))

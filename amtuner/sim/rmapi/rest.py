@@ -542,3 +542,4 @@ def job_conf(app: AppView, options: FaceOptions) -> dict[str, Any]:
             ],
         }
     }
+

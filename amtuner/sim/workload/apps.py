@@ -25,9 +25,19 @@ configuration's (trace version 3: ``map_mb``, ``map_vcores``, ``reduce_mb``, ``r
 else 1024 MB and 1 vcore; the estimate's maps take ``map_mb`` and ``map_vcores`` too where the
 trace has them.
 
+Where the timeline server told the recorder an app's task containers instead (trace version 3:
+``tasks`` and ``task_ms``, `amtuner.timeline`), they replace the estimate for any framework:
+``tasks`` maps of ``task_mb`` (else 1024 MB) and ``task_vcores`` (else 1) for ``task_ms`` each
+(at least 1 s), asked for together as the one-wave estimate's are, and the AM held past them
+for what is left of the recorded run time R (R less its start-up, its tear-down and the tasks'
+time, if more than 0): a Tez session or a Spark driver holds its AM between and after its jobs,
+which is what the AM share counts. ``tasks`` 0 (an app that ran in its AM alone) is its AM
+alone, held so for R.
+
 So what is estimated: the AM's size where it was not seen, the tasks' count, size and length
 (only their product, the memory-seconds, is measured; with the JobHistory figures, nothing but
-their CPU and disk demand), and that they ran side by side. A replay is so a model of the
+their CPU and disk demand; with the timeline's, their mean stands for each), and when they ran:
+side by side, or, for a MapReduce job, its reduces after its maps. A replay is so a model of the
 period's load and its arrivals, not of its apps' internals.
 """
 
@@ -111,8 +121,14 @@ def apps_jobs(records: list[AppRecord]) -> tuple[JobSpec, ...]:
 def app_job(r: AppRecord, t0_ms: int) -> JobSpec:
     am_mb = r.am_memory_mb or AM_MEMORY_MB
     recorded = recorded_tasks(r)
+    linger_s = 0.0
     if recorded is not None:
         maps, reduces = recorded
+    elif (told := timeline_tasks(r)) is not None:
+        maps, reduces = told, ()
+        # The AM holds its container for the run recorded, past its tasks if it outlived them.
+        tasks_s = max((g.duration_s for g in maps), default=0.0)
+        linger_s = max(0.0, _run_s(r) - AM_STARTUP_S - AM_TEARDOWN_S - tasks_s)
     else:
         maps, reduces = estimated_maps(r, am_mb), ()
     job = JobSpec(
@@ -127,13 +143,18 @@ def app_job(r: AppRecord, t0_ms: int) -> JobSpec:
         am_vcores=TASK_VCORES,
         am_startup_s=AM_STARTUP_S,
         am_teardown_s=AM_TEARDOWN_S,
+        linger_s=linger_s,
     )
     return replace(job, slowstart=1.0) if reduces else job
 
 
+def _run_s(r: AppRecord) -> float:
+    return max(0.0, (r.finish_ms - r.launch_ms) / 1000)
+
+
 def estimated_maps(r: AppRecord, am_mb: int) -> tuple[TaskGroup, ...]:
     """One wave of maps that kept the app's average width (the module's estimate)."""
-    run_s = max(0.0, (r.finish_ms - r.launch_ms) / 1000)
+    run_s = _run_s(r)
     task_s = max(1.0, run_s - AM_STARTUP_S - AM_TEARDOWN_S)
     map_mb = r.map_mb or MAP_MEMORY_MB
     tasks = 1
@@ -158,6 +179,17 @@ def recorded_tasks(r: AppRecord) -> tuple[tuple[TaskGroup, ...], tuple[TaskGroup
     reduce_mb, reduce_vcores = r.reduce_mb or MAP_MEMORY_MB, r.reduce_vcores or TASK_VCORES
     reduces = (TaskGroup("reduce", r.reduces, reduce_mb, reduce_vcores, reduce_s, 0.0, 0.0),)
     return maps, reduces
+
+
+def timeline_tasks(r: AppRecord) -> tuple[TaskGroup, ...] | None:
+    """The task containers the timeline server reported, as maps (none for ``tasks`` 0); None
+    where it did not report them."""
+    if r.tasks == 0:
+        return ()
+    if not r.tasks or r.task_ms is None:
+        return None
+    mb, vcores = r.task_mb or MAP_MEMORY_MB, r.task_vcores or TASK_VCORES
+    return (TaskGroup("map", r.tasks, mb, vcores, _s(r.task_ms), 0.0, 0.0),)
 
 
 def _s(ms: int) -> float:
