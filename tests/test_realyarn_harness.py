@@ -32,6 +32,12 @@ def test_yarn_site_carries_the_scheduler_its_file_and_the_cluster_shape(tmp_path
     site = mutable.yarn_site(tmp_path, tmp_path / "capacity-scheduler.xml")
     assert site["yarn.scheduler.configuration.store.class"] == "memory"
     assert site["x.y"] == "1"
+    assert "yarn.timeline-service.enabled" not in site
+    site = ClusterSpec(SchedulerKind.CAPACITY, timeline=True).yarn_site(tmp_path, tmp_path / "c")
+    assert site["yarn.timeline-service.enabled"] == "true"
+    assert site["yarn.resourcemanager.system-metrics-publisher.enabled"] == "true"
+    with pytest.raises(ValueError, match="runs no timeline server"):
+        _ = RealRM(mutable, tmp_path, NO_BUILD).timeline_url
 
 
 def test_the_site_file_is_hadoop_xml_with_values_escaped() -> None:

@@ -84,6 +84,10 @@ class ClusterSpec:
     node_label: str = ""
     """An exclusive node label on the first NodeManager (`RealRM.label_first_node`), where
     every AM goes (the RM's ``am.default-node-label-expression``), as on EMR."""
+    timeline: bool = False
+    """The timeline server beside the RM (MiniYARNCluster's ApplicationHistoryServer, its
+    timeline store in memory), which the RM publishes every app, attempt and container to
+    (`RealRM.timeline_url`): YARN's generic application history, as `amtuner record` reads it."""
 
     @property
     def labelled_nodes(self) -> tuple[tuple[str, int], ...]:
@@ -123,6 +127,11 @@ class ClusterSpec:
             props["yarn.scheduler.configuration.store.class"] = "memory"
         if self.security is not None:
             props |= self.security.yarn_site(work)
+        if self.timeline:
+            props |= {
+                "yarn.timeline-service.enabled": "true",
+                "yarn.resourcemanager.system-metrics-publisher.enabled": "true",
+            }
         if self.node_label:
             props[NODE_LABELS] = "true"
             # Hadoop's default store is under /tmp, shared by every cluster of the machine.
@@ -170,6 +179,13 @@ class RealRM:
         host = "127.0.0.1" if self.spec.security is None else HOST
         scheme = str(self.ready.get("scheme", "http://"))
         return f"{scheme}{host}:" + str(self.ready["webapp"]).rsplit(":", 1)[1]
+
+    @property
+    def timeline_url(self) -> str:
+        """The timeline server's web address (its REST API), of a cluster started with one."""
+        if "timeline" not in self.ready:
+            raise ValueError("this cluster runs no timeline server (ClusterSpec.timeline)")
+        return "http://127.0.0.1:" + str(self.ready["timeline"]).rsplit(":", 1)[1]
 
     def client_env(self) -> dict[str, str]:
         """What a Kerberos client of this cluster needs in its environment: its krb5.conf."""

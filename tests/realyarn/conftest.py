@@ -42,6 +42,7 @@ CLUSTERS = {
     "fair": ClusterSpec(SchedulerKind.FAIR, am_share=0.5),
     "capacity-mutable": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.1, mutable_store=True),
     "capacity-labels": SCENES["capacity-partition-am-limit"].spec(),
+    "capacity-timeline": ClusterSpec(SchedulerKind.CAPACITY, am_share=0.5, timeline=True),
     "fair-users": ClusterSpec(
         SchedulerKind.FAIR,
         am_share=0.5,
@@ -142,6 +143,8 @@ fair_rm = cluster_fixture("fair")
 mutable_rm = cluster_fixture("capacity-mutable")
 labels_rm = cluster_fixture("capacity-labels")
 """A CapacityScheduler whose AMs all go to the node label core (`amtuner.realyarn.capture`)."""
+timeline_rm = cluster_fixture("capacity-timeline")
+"""A CapacityScheduler whose RM publishes to a timeline server beside it (`RealRM.timeline_url`)."""
 fair_users_rm = cluster_fixture("fair-users")
 """A FairScheduler that places apps as Hadoop does by default: in root.<user>."""
 

@@ -19,6 +19,7 @@ import org.apache.hadoop.service.Service;
 import org.apache.hadoop.util.VersionInfo;
 import org.apache.hadoop.yarn.conf.YarnConfiguration;
 import org.apache.hadoop.yarn.server.MiniYARNCluster;
+import org.apache.hadoop.yarn.server.applicationhistoryservice.ApplicationHistoryServer;
 import org.apache.hadoop.yarn.server.resourcemanager.ResourceManager;
 import org.apache.hadoop.yarn.webapp.util.WebAppUtils;
 
@@ -76,9 +77,14 @@ public final class Launcher {
     if (!cluster.waitForNodeManagersToConnect(60_000)) {
       throw new IllegalStateException(nodes + " NodeManagers did not register within 60 s");
     }
+    String timeline = "";
+    ApplicationHistoryServer started = cluster.getApplicationHistoryServer();
+    if (started != null) {
+      timeline = "\"timeline\": \"" + timelineServer(cluster, started) + "\", ";
+    }
     // Guice keeps one servlet pipeline per JVM: each NodeManager's web app replaced the RM's, so
-    // the RM's pages (/cluster, /cluster/scheduler) answered 404. Put the RM's back; no test reads
-    // the NodeManagers' pages.
+    // the RM's pages (/cluster, /cluster/scheduler) answered 404 (so did a timeline server's). Put
+    // the RM's back; no test reads the other pages (the timeline server's REST API is not Guice's).
     guicePipeline(rmPipeline.get());
 
     ResourceManager rm = cluster.getResourceManager();
@@ -90,6 +96,7 @@ public final class Launcher {
 
     String json =
         "{\"webapp\": \"" + WebAppUtils.getRMWebAppURLWithoutScheme(rmConf) + "\", "
+            + timeline
             + "\"scheme\": \"" + WebAppUtils.getHttpSchemePrefix(rmConf) + "\", "
             + (kdc == null ? "" : "\"kdc_port\": " + kdc.getPort() + ", \"realm\": \""
                 + kdc.getRealm() + "\", ")
@@ -112,6 +119,25 @@ public final class Launcher {
     // No graceful MiniYARNCluster.stop(): each NodeManager waits about 17 s for apps and RPC
     // servers, and nothing here outlives the JVM but the containers, which the caller reaps.
     Runtime.getRuntime().halt(0);
+  }
+
+  /**
+   * With yarn.timeline-service.enabled MiniYARNCluster starts an ApplicationHistoryServer on a web
+   * port of its choosing (9188 when free), the one the RM publishes to, but on the deprecated
+   * in-memory ApplicationHistoryStore, which nothing fills (the RM publishes to the timeline
+   * store). Replaces it, on the same addresses, by one that serves the generic history from its
+   * timeline store ({@code ApplicationHistoryManagerOnTimelineStore}: no history store set), as a
+   * real timeline server does; returns its web address. No app has run yet, so nothing is lost.
+   */
+  private static String timelineServer(MiniYARNCluster cluster, ApplicationHistoryServer started) {
+    Configuration conf = new YarnConfiguration(cluster.getConfig());
+    String address = conf.get(YarnConfiguration.TIMELINE_SERVICE_WEBAPP_ADDRESS);
+    started.stop();
+    conf.unset(YarnConfiguration.APPLICATION_HISTORY_STORE);
+    ApplicationHistoryServer server = new ApplicationHistoryServer();
+    server.init(conf);
+    server.start();
+    return address;
   }
 
   /** The secured cluster's KDC with its keytabs written, or null for simple authentication. */
