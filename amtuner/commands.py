@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from amtuner.cycle import Cycle, CycleReport, States
     from amtuner.executor import SchedulerFile
     from amtuner.kerberos import KerberosLogin
+    from amtuner.monitor import RMClient
     from amtuner.rmchannel import RMChannel
 
 log = logging.getLogger(__name__)
@@ -295,6 +296,7 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         return code or ExitCode.for_error(exc.label), []
     for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
+    obs = _held_by_users(obs, sched_file, client)
     for target in values:
         _print_binding_settings(obs, target, sched_file)
     try:  # an unusable state file (a FIFO would block the read) is a problem of its own
@@ -353,6 +355,19 @@ def _check_history(cfg: Config) -> tuple[ExitCode, list[str]]:
     )
     print(f"history   ok: {client.active_url or where}: Hadoop {info['hadoopVersion']}{since}")
     return ExitCode.OK, []
+
+
+def _held_by_users(obs: Observation, sched_file: SchedulerFile, client: RMClient) -> Observation:
+    """The waits a FairScheduler's users' running-apps limits hold named, as a cycle names
+    them; as they were when the RM does not list its apps."""
+    from amtuner.cures import held_by_users_limits
+    from amtuner.monitor import ObservationError
+
+    try:
+        return held_by_users_limits(obs, sched_file, client.unfinished_apps)
+    except ObservationError as exc:
+        print(f"rm        UNUSABLE ({exc.reason}) for whose apps wait: {exc}")
+        return obs
 
 
 def _print_binding_settings(obs: Observation, target: str, sched_file: SchedulerFile) -> None:

@@ -4,7 +4,7 @@ file (the keys' home is the executor, which writes them), and what the file sets
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +27,7 @@ from amtuner.model import (
     SchedulerKind,
     WaitCause,
 )
+from amtuner.monitor.waits import UnfinishedApp, UsersLimits, held_by_users
 from amtuner.safetext import shown
 
 CLUSTER_CAPACITY = "cluster capacity (more nodes, or fewer running tasks)"
@@ -78,6 +79,8 @@ def settings(
     if scheduler is SchedulerKind.FAIR:
         if cause is WaitCause.QUEUE_AM_LIMIT:
             return (Setting(FS_QUEUE_TAG, queue, f"{FS_DEFAULT:g}", FS_GLOBAL_TAG),)
+        if held_at == (USERS_LIMIT,):
+            return (Setting("userMaxAppsDefault"),)
         return (
             Setting("maxRunningApps", queue, fallback="queueMaxAppsDefault"),
             Setting("userMaxAppsDefault"),
@@ -114,8 +117,13 @@ def knob(
     found = settings(cause, scheduler, queue, held_at, partition)
     if not found:
         return CLUSTER_CAPACITY
-    if held_at == (USERS_LIMIT,) and scheduler is SchedulerKind.CAPACITY:
-        return f"{found[0].name} (or user.<user>.max-parallel-apps)"
+    if held_at == (USERS_LIMIT,):
+        own = (
+            "user.<user>.max-parallel-apps"
+            if scheduler is SchedulerKind.CAPACITY
+            else ('<user name="…"><maxRunningApps>')
+        )
+        return f"{found[0].name} (or {own})"
     if cause is WaitCause.MAX_APPS and scheduler is SchedulerKind.CAPACITY:
         return " and ".join(s.name for s in found)  # every full queue's must be raised
     return found[0].name
@@ -221,3 +229,40 @@ def am_limits_may_hold(scheduler: SchedulerKind) -> tuple[WaitCause, ...]:
     if scheduler is SchedulerKind.FAIR:
         return (WaitCause.QUEUE_AM_LIMIT, WaitCause.CLUSTER_FULL)
     return (WaitCause.QUEUE_AM_LIMIT,)
+
+
+def users_limits(sched_file: SchedulerFile) -> UsersLimits | None:
+    """A FairScheduler allocation file's running-apps limits per user (``userMaxAppsDefault``,
+    each ``<user>``'s ``maxRunningApps``), read as the simulated RM reads the file; None when
+    it sets none (Hadoop's default: unlimited) or is not one the simulated RM can read."""
+    if sched_file.kind is not SchedulerKind.FAIR or b"<user" not in sched_file.data:
+        return None  # neither element: the cheap answer, every cycle
+    from amtuner.sim.sched_config import UNLIMITED, SchedulerConfigError
+    from amtuner.sim.sched_config.fair import parse_allocation_file
+
+    try:
+        conf = parse_allocation_file(sched_file.data)
+    except SchedulerConfigError:
+        return None
+    if conf.user_max_apps_default == UNLIMITED and not conf.user_max_apps:
+        return None
+    return UsersLimits(conf.user_max_apps_default, dict(conf.user_max_apps))
+
+
+def held_by_users_limits(
+    obs: Observation,
+    sched_file: SchedulerFile,
+    unfinished_apps: Callable[[], Sequence[UnfinishedApp]],
+) -> Observation:
+    """The observation with the apps a FairScheduler's users' running-apps limits hold named
+    (`amtuner.monitor.waits.held_by_users`); ``unfinished_apps`` (one more request to the RM)
+    is asked only where the file sets such limits and a leaf's apps wait for something else
+    than its own ``maxRunningApps``."""
+    if obs.scheduler is not SchedulerKind.FAIR or not any(
+        w.queue and w.cause is not WaitCause.MAX_APPS for w in obs.waits
+    ):
+        return obs
+    limits = users_limits(sched_file)
+    if limits is None:
+        return obs
+    return held_by_users(obs, unfinished_apps(), limits)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Protocol
 
-from amtuner import guard, readback
+from amtuner import cures, guard, readback
 from amtuner.config import Config, refresh_mismatch
 from amtuner.controller import Policy, get_policy
 from amtuner.executor import (
@@ -45,6 +45,7 @@ from amtuner.model import (
     same_a,
 )
 from amtuner.monitor import ObservationError
+from amtuner.monitor.waits import UnfinishedApp
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +162,8 @@ written."""
 class Monitor(Protocol):
     def observe(self, targets: Sequence[str] = ()) -> Observation: ...
 
+    def unfinished_apps(self) -> tuple[UnfinishedApp, ...]: ...
+
 
 def _method_of(refresher: Refresher) -> str:
     """The ``refresh.method`` a refresher stands for (the simulator hands in its own, which
@@ -251,6 +254,7 @@ class Cycle:
                 owed = None
             if not sched_file.schedules_vcores:
                 obs = replace(obs, vcores_scheduled=False)
+            obs = cures.held_by_users_limits(obs, sched_file, self._unfinished_apps)
             decisions, new_states, values = (
                 self._decide(obs, sched_file, states, hypothetical)
                 if approval is None
@@ -362,6 +366,11 @@ class Cycle:
                 ) from None
             raise refresh_back(edit, self.refresher, failure, f"restored {edit.path}")
         raise refresh_back(edit, store, failure)
+
+    def _unfinished_apps(self) -> tuple[UnfinishedApp, ...]:
+        """Looked up only when asked (`cures.held_by_users_limits`): a monitor of a cluster
+        whose scheduler file limits no user's apps is never asked."""
+        return self.monitor.unfinished_apps()
 
     def _observe(self) -> Observation:
         targets = self.config.scheduler.targets

@@ -283,9 +283,10 @@ class Wait:
     cause: WaitCause
     apps: int
     held_at: tuple[str, ...] = ()
-    """CapacityScheduler ``max-apps`` only, where the limits that hold them are set when not
-    ``queue``'s own alone: every queue from ``queue`` up whose running apps have reached its
-    limit (each must be raised for one more to run), or (`USERS_LIMIT`,) when none has."""
+    """``max-apps`` only, where the limits that hold them are set when not ``queue``'s own
+    alone: CapacityScheduler, every queue from ``queue`` up whose running apps have reached
+    its limit (each must be raised for one more to run), or (`USERS_LIMIT`,) when none has;
+    FairScheduler, (`USERS_LIMIT`,) for the apps its users' limits hold."""
     partition: str = ""
     """CapacityScheduler: the labelled partition whose AM limits hold them (their AMs go
     there), "" for the default one."""

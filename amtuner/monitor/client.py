@@ -42,6 +42,7 @@ from amtuner.monitor.rest import (
     INFO_PATH,
     METRICS_PATH,
     SCHEDULER_PATH,
+    UNFINISHED_APPS_PATH,
     ObservationError,
     build_observation,
     decode_json,
@@ -55,6 +56,7 @@ from amtuner.monitor.transport import (
     Unreachable,
     too_large,
 )
+from amtuner.monitor.waits import UnfinishedApp, parse_unfinished_apps
 from amtuner.safetext import shown
 
 if TYPE_CHECKING:  # the fallback's HTML reader loads only when it is used
@@ -209,6 +211,11 @@ class RMClient:
             return doc
 
         return self._on_active(at)
+
+    def unfinished_apps(self) -> tuple[UnfinishedApp, ...]:
+        """The apps the RM has accepted and not finished (`UNFINISHED_APPS_PATH`): whose apps
+        wait, where a FairScheduler's users' limits may hold some."""
+        return parse_unfinished_apps(self.get_json(UNFINISHED_APPS_PATH), UNFINISHED_APPS_PATH)
 
     def cancel(self) -> None:
         """End the requests in flight and refuse new ones: amtuner is stopping, and a request

@@ -75,6 +75,9 @@ from amtuner.monitor.waits import classify
 METRICS_PATH = "/cluster/metrics"
 SCHEDULER_PATH = "/cluster/scheduler"
 INFO_PATH = "/cluster/info"
+UNFINISHED_APPS_PATH = "/cluster/apps?states=ACCEPTED,RUNNING"
+"""Read only where a FairScheduler's users' running-apps limits may hold apps
+(`amtuner.monitor.waits.held_by_users`): unlike the others, it grows with the apps."""
 
 _CS_LEAF_TYPE = "capacitySchedulerLeafQueueInfo"
 _FS_LEAF_TYPE = "fairSchedulerLeafQueueInfo"
@@ -589,3 +592,4 @@ def build_observation(
         ),
     )
     return classify(obs)
+

@@ -38,15 +38,19 @@ while the partition sets none of its own).
 Which CS ``max-parallel-apps`` holds a leaf's non-runnable apps is the first on the way up
 from the leaf whose runnable apps (a parent's: its leaves') have reached it; when none has,
 the users' limits hold them (``yarn.scheduler.capacity.user[.<user>].max-parallel-apps``,
-which the document does not report). Not told apart: a FairScheduler parent's
-``maxRunningApps`` and ``userMaxAppsDefault`` (its leaves' pending apps mix runnable and
-non-runnable ones).
+which the document does not report). Not told apart from that document: a
+FairScheduler parent's ``maxRunningApps`` and its users' (``userMaxAppsDefault``, ``<user>``'s
+``maxRunningApps``): its leaves' pending apps mix runnable and non-runnable ones, and it lists
+no user. The users' limits are in the allocation file alone, and whose apps wait in the apps
+document alone: where the file sets them, the cycle reads both (`held_by_users`).
 """
 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from amtuner.model import (
     GLOBAL_TARGET,
@@ -57,6 +61,7 @@ from amtuner.model import (
     Wait,
     WaitCause,
 )
+from amtuner.monitor.fields import _bad, _obj
 
 
 def classify(obs: Observation) -> Observation:
@@ -184,3 +189,90 @@ def _am_vcores_full(q: QueueStats) -> bool:
     if not limit or used is None or not q.running_apps:
         return False
     return used + -(-used // q.running_apps) > limit
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UsersLimits:
+    """A FairScheduler's running-apps limit per user, as its allocation file sets it
+    (``AllocationConfiguration.getUserMaxApps``): the user's own ``<user>`` entry, else
+    ``userMaxAppsDefault``."""
+
+    default: int
+    own: Mapping[str, int] = dataclasses.field(default_factory=dict)
+
+    def of(self, user: str) -> int:
+        return self.own.get(user, self.default)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class UnfinishedApp:
+    """One app the RM has accepted and not finished, as ``/ws/v1/cluster/apps`` lists it."""
+
+    queue: str
+    user: str
+    accepted: bool
+    """In state ACCEPTED: a non-runnable app is, and so is a runnable one whose AM has not
+    registered yet."""
+
+
+def held_by_users(
+    obs: Observation, apps: Sequence[UnfinishedApp], limits: UsersLimits
+) -> Observation:
+    """The observation with the FairScheduler apps its users' running-apps limits hold named
+    `WaitCause.MAX_APPS` at `USERS_LIMIT`.
+
+    ``MaxRunningAppsEnforcer.canAppBeRunnable`` keeps an app non-runnable while its user's
+    runnable apps, in every queue, have reached the user's limit, so at least n - limit of a
+    user's n unfinished apps are held, each ACCEPTED; those a leaf holds are at least that
+    less the user's ACCEPTED apps in other leaves. They come out of what `queue_waits` gave
+    the leaf's runnable apps (its AM limit's or a full cluster's): an app the user's limit
+    holds is never tried against ``maxAMShare``, and the apps its queue's ``maxRunningApps``
+    holds are counted already (each count is a least, so the two may overlap and the larger
+    alone is sure)."""
+    if obs.scheduler is not SchedulerKind.FAIR:
+        return obs
+    users = Counter(a.user for a in apps)
+    over = {u: n - limits.of(u) for u, n in users.items() if n > limits.of(u)}
+    if not over:
+        return obs
+    accepted = Counter((a.user, a.queue) for a in apps if a.accepted)
+    everywhere = Counter(a.user for a in apps if a.accepted)
+    waits: list[Wait] = []
+    for w in obs.waits:
+        if not w.queue or w.cause is WaitCause.MAX_APPS:
+            waits.append(w)
+            continue
+        held = sum(
+            max(0, min(n - (everywhere[u] - accepted[u, w.queue]), accepted[u, w.queue]))
+            for u, n in over.items()
+        )
+        held = min(held, w.apps)
+        if held:
+            waits.append(Wait(w.queue, WaitCause.MAX_APPS, held, (USERS_LIMIT,)))
+        if w.apps > held:
+            waits.append(dataclasses.replace(w, apps=w.apps - held))
+    return dataclasses.replace(obs, waits=tuple(waits))
+
+
+def parse_unfinished_apps(doc: Any, url: str = "apps") -> tuple[UnfinishedApp, ...]:
+    """The apps of ``{"apps": {"app": […]}}`` (``{"apps": null}`` when none): queue, user and
+    whether ACCEPTED."""
+    if not isinstance(doc, Mapping) or "apps" not in doc:
+        raise _bad(f"{url}: expected an object with 'apps', got {type(doc).__name__}")
+    if doc["apps"] is None:
+        return ()
+    apps = _obj(doc, "apps", url)
+    listed = apps.get("app")
+    if not isinstance(listed, list):
+        raise _bad(f"{url}: apps.app: expected a list, got {type(listed).__name__}")
+    out: list[UnfinishedApp] = []
+    for app in listed:
+        fields = [app.get(k) if isinstance(app, Mapping) else None for k in _APP_FIELDS]
+        if not all(isinstance(f, str) and f for f in fields):
+            raise _bad(f"{url}: an app without {', '.join(_APP_FIELDS)}: {app!r:.200}")
+        queue, user, state = fields
+        out.append(UnfinishedApp(queue, user, state == "ACCEPTED"))  # type: ignore[arg-type]
+    return tuple(out)
+
+
+_APP_FIELDS = ("queue", "user", "state")

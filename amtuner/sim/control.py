@@ -38,6 +38,7 @@ from amtuner.executor import Edit, RefreshError, SchedulerFile
 from amtuner.model import Observation, SchedulerKind
 from amtuner.monitor import RMClient
 from amtuner.monitor.transport import Answer, Budget
+from amtuner.monitor.waits import UnfinishedApp
 from amtuner.sim import rmapi
 from amtuner.sim.adapter import watch_allocation_file
 from amtuner.sim.rmapi import FaceOptions, SimLike
@@ -221,6 +222,10 @@ class OneInstantMonitor:
     def observe(self, targets: Sequence[str] = ()) -> Observation:
         with self.transport.instant():
             return self.client.observe(targets)
+
+    def unfinished_apps(self) -> tuple[UnfinishedApp, ...]:
+        with self.transport.instant():
+            return self.client.unfinished_apps()
 
 
 class ControlledRun:

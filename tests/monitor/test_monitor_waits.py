@@ -8,14 +8,23 @@ from __future__ import annotations
 
 import copy
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from amtuner.cures import describe, knob, wait_records
-from amtuner.model import GLOBAL_TARGET, USERS_LIMIT, SchedulerKind, Wait, WaitCause
+from amtuner.cures import describe, held_by_users_limits, knob, wait_records
+from amtuner.executor import SchedulerFile
+from amtuner.model import GLOBAL_TARGET, USERS_LIMIT, Observation, SchedulerKind, Wait, WaitCause
+from amtuner.monitor import ObservationError
 from amtuner.monitor.rest import build_observation
+from amtuner.monitor.waits import (
+    UnfinishedApp,
+    UsersLimits,
+    held_by_users,
+    parse_unfinished_apps,
+)
 
 DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
 CS, FS = SchedulerKind.CAPACITY, SchedulerKind.FAIR
@@ -230,3 +239,112 @@ def test_fs_an_am_share_never_computed_is_not_blamed() -> None:
     metrics, scheduler = documents("fair")
     leaf_of(scheduler, FS)["amMaxResources"]["memory"] = 0
     assert waits(metrics, scheduler) == (Wait("root.default", WaitCause.CLUSTER_FULL, 2),)
+
+
+def _apps(*apps: tuple[str, str, str]) -> dict[str, Any]:
+    """An ``/ws/v1/cluster/apps`` answer (queue, user, state per app), with the fields the
+    monitor reads under Hadoop's names."""
+    listed = [
+        {"id": f"application_1_{i:04d}", "queue": q, "user": u, "state": s}
+        for i, (q, u, s) in enumerate(apps, 1)
+    ]
+    return {"apps": {"app": listed} if listed else None}
+
+
+def test_fs_a_users_max_running_apps_holds_its_apps_past_the_limit() -> None:
+    """``fair-max-running-apps`` as if ``userMaxAppsDefault`` 2 held its three (the leaf's
+    own limit unset): the document alone sees room under the AM share, a full cluster; the
+    apps document says they are alice's, five with two running."""
+    metrics, scheduler = documents("fair-max-running-apps")
+    leaf_of(scheduler, FS)["maxApps"] = 2147483647
+    obs = build_observation(metrics, scheduler, time=0.0, source="rest")
+    assert obs.waits == (Wait("root.default", WaitCause.CLUSTER_FULL, 3),)
+    apps = parse_unfinished_apps(
+        _apps(
+            *[("root.default", "alice", "RUNNING")] * 2,
+            *[("root.default", "alice", "ACCEPTED")] * 3,
+        )
+    )
+    held = held_by_users(obs, apps, UsersLimits(2))
+    assert held.waits == (Wait("root.default", WaitCause.MAX_APPS, 3, (USERS_LIMIT,)),)
+    line = describe(wait_records(held, GLOBAL_TARGET))
+    assert line == (
+        '3 max-apps in root.default (cure: userMaxAppsDefault (or <user name="…"><maxRunningApps>))'
+    )
+    # Under a user's own higher limit, or with two users of two apps and one: nothing held.
+    assert held_by_users(obs, apps, UsersLimits(2, {"alice": 5})) == obs
+    spread = parse_unfinished_apps(
+        _apps(
+            *[("root.default", "alice", "ACCEPTED")] * 2, *[("root.default", "bob", "ACCEPTED")] * 3
+        )
+    )
+    assert held_by_users(obs, spread, UsersLimits(3)) == obs
+
+
+def test_fs_users_held_apps_are_at_least_those_no_other_leaf_can_hold() -> None:
+    """A user's limit counts its runnable apps in every queue: of x's five apps (limit 2),
+    three are held, at least one of them in each leaf where its ACCEPTED apps elsewhere
+    cannot be all three; y's apps stay as the document named them."""
+    obs = Observation(
+        time=0.0, scheduler=FS, pending_apps=5, running_apps=1, memory_used_mb=0,
+        memory_total_mb=8192,
+        waits=(
+            Wait("root.a", WaitCause.CLUSTER_FULL, 3),
+            Wait("root.b", WaitCause.QUEUE_AM_LIMIT, 2),
+        ),
+    )  # fmt: skip
+    apps = parse_unfinished_apps(
+        _apps(
+            ("root.a", "x", "RUNNING"), ("root.a", "x", "ACCEPTED"), ("root.a", "x", "ACCEPTED"),
+            ("root.b", "x", "ACCEPTED"), ("root.b", "x", "ACCEPTED"), ("root.a", "y", "ACCEPTED"),
+        )
+    )  # fmt: skip
+    assert held_by_users(obs, apps, UsersLimits(2, {"y": 1})).waits == (
+        Wait("root.a", WaitCause.MAX_APPS, 1, (USERS_LIMIT,)),
+        Wait("root.a", WaitCause.CLUSTER_FULL, 2),
+        Wait("root.b", WaitCause.MAX_APPS, 1, (USERS_LIMIT,)),
+        Wait("root.b", WaitCause.QUEUE_AM_LIMIT, 1),
+    )
+
+
+@pytest.mark.parametrize(
+    "doc", [[], {"app": []}, {"apps": []}, {"apps": {"app": [{"queue": "root.a", "user": "x"}]}}]
+)
+def test_an_apps_answer_without_queue_user_and_state_is_refused(doc: Any) -> None:
+    with pytest.raises(ObservationError) as err:
+        parse_unfinished_apps(doc)
+    assert err.value.reason == "bad-response"
+    assert parse_unfinished_apps({"apps": None}) == ()
+
+
+def test_the_apps_are_listed_only_where_the_allocation_file_limits_users(tmp_path: Path) -> None:
+    """One more request to the RM, and one that grows with the apps: only for a FairScheduler
+    file that sets a users' limit, while a leaf's apps wait for something else than its own
+    maxRunningApps."""
+    metrics, scheduler = documents("fair-max-running-apps")
+    leaf_of(scheduler, FS)["maxApps"] = 2147483647
+    obs = build_observation(metrics, scheduler, time=0.0, source="rest")
+    asked: list[int] = []
+    apps = [("root.default", "alice", "ACCEPTED")] * 5
+
+    def listed() -> tuple[UnfinishedApp, ...]:
+        asked.append(1)
+        return parse_unfinished_apps(_apps(*apps))
+
+    def held(allocations: str, observed: Observation = obs) -> tuple[Wait, ...]:
+        path = tmp_path / "fair-scheduler.xml"
+        path.write_text(f'<allocations><queue name="default"/>{allocations}</allocations>')
+        return held_by_users_limits(observed, SchedulerFile.read(path, FS), listed).waits
+
+    assert held("<queueMaxAppsDefault>9</queueMaxAppsDefault>") == obs.waits
+    assert asked == []
+    by_user = Wait("root.default", WaitCause.MAX_APPS, 3, (USERS_LIMIT,))
+    assert held("<userMaxAppsDefault>2</userMaxAppsDefault>")[0] == by_user
+    assert held('<user name="alice"><maxRunningApps>2</maxRunningApps></user>')[0] == by_user
+    assert held('<user name="bob"><maxRunningApps>2</maxRunningApps></user>') == obs.waits
+    assert len(asked) == 3
+    queue_held = (Wait("root.default", WaitCause.MAX_APPS, 3),)
+    assert held("<userMaxAppsDefault>2</userMaxAppsDefault>", replace(obs, waits=queue_held)) == (
+        queue_held
+    )
+    assert len(asked) == 3

@@ -4,11 +4,13 @@ never ends farther from the value it started at than one step.
 
 Each scene holds a batch of jobs with real tasks behind one limit A is not part of for many
 control periods; from the fourth cycle on the monitor must name that limit alone, and A must
-stay within `ControllerSettings.step` of the start the whole time. Two FairScheduler scenes
-miss the bar (docs/waits.md, "Not done yet"): ``userMaxAppsDefault``, which no document
-reports, so its apps look like ``cluster-full`` with room under the AM limit; and a full
-cluster, where the guard lets raises through (`amtuner.cures.a_cures_none`) and the policy's
-rule for a FairScheduler held by a few large jobs raises A to its top."""
+stay within `ControllerSettings.step` of the start the whole time. A FairScheduler's users'
+limits (``userMaxAppsDefault``, a ``<user>``'s ``maxRunningApps``) are in no scheduler
+document: the cycle reads them from the allocation file and whose apps wait from the apps
+document (`amtuner.monitor.waits.held_by_users`). One FairScheduler scene misses the bar
+(docs/waits.md): a full cluster, where the guard lets raises through
+(`amtuner.cures.a_cures_none`) and the policy's rule for a FairScheduler held by a few large
+jobs raises A to its top."""
 
 from __future__ import annotations
 
@@ -83,11 +85,15 @@ SCENES = {
     "fs-queue-max-apps-default": Scene(
         FS, 0.5, WaitCause.MAX_APPS, fs_top="<queueMaxAppsDefault>2</queueMaxAppsDefault>"
     ),
+    "fs-user-max-apps-default": Scene(
+        FS, 0.5, WaitCause.MAX_APPS, fs_top="<userMaxAppsDefault>2</userMaxAppsDefault>"
+    ),
+    "fs-user-max-running-apps": Scene(
+        FS, 0.5, WaitCause.MAX_APPS,
+        fs_top='<user name="u"><maxRunningApps>2</maxRunningApps></user>',
+    ),
 }  # fmt: skip
 MISSED = {
-    "fs-user-max-apps-default": Scene(
-        FS, 0.5, WaitCause.CLUSTER_FULL, fs_top="<userMaxAppsDefault>2</userMaxAppsDefault>"
-    ),
     "fs-cluster-full": Scene(
         FS, 0.5, WaitCause.CLUSTER_FULL, users=("u", "u", "v", "v"), late=2, maps=30
     ),
