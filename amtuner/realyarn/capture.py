@@ -36,6 +36,7 @@ PAGES = {
     "metrics.json": "/ws/v1/cluster/metrics",
     "scheduler.json": "/ws/v1/cluster/scheduler",
     "cluster.html": "/cluster",
+    "apps.json": "/ws/v1/cluster/apps?states=ACCEPTED,RUNNING",
 }
 LEAF = "root.default"
 AM_LABEL = "core"
@@ -60,6 +61,8 @@ class Scene:
     label: str = ""
     """A node label on the first NodeManager, where every AM goes (`ClusterSpec.node_label`);
     the leaf may use all of that partition (`label_properties`)."""
+    allocations: str = ""
+    """FairScheduler: elements of ``<allocations>`` itself (``userMaxAppsDefault``)."""
 
     def spec(self) -> ClusterSpec:
         """The cluster the scene is staged on."""
@@ -72,6 +75,8 @@ class Scene:
     def scheduler_file(self, queues: tuple[str, ...] = (LEAF,)) -> bytes:
         data = default_scheduler_config(self.kind, queues, am_share=self.am_share)
         settings = {**(label_properties(self.label) if self.label else {}), **self.settings}
+        if self.allocations:
+            data = data.replace(b"<allocations>", b"<allocations>" + self.allocations.encode(), 1)
         if not settings:
             return data
         if self.kind is SchedulerKind.CAPACITY:
@@ -115,6 +120,11 @@ SCENES = {
     ),
     "fair-max-running-apps": Scene(
         SchedulerKind.FAIR, 0.5, (Holder(),) * 5, 2, {"maxRunningApps": "2"}
+    ),
+    # The same five apps of one user, held by its users' limit, which no document reports.
+    "fair-user-max-apps-default": Scene(
+        SchedulerKind.FAIR, 0.5, (Holder(),) * 5, 2,
+        allocations="<userMaxAppsDefault>2</userMaxAppsDefault>",
     ),
     # A queue AM limit of 6 GB, a user AM limit of half that (user-limit-factor 0.5): alice's
     # fourth and fifth wait while bob's two run beside her three.

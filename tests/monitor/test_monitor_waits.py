@@ -348,3 +348,18 @@ def test_the_apps_are_listed_only_where_the_allocation_file_limits_users(tmp_pat
         queue_held
     )
     assert len(asked) == 3
+
+
+def test_as_recorded_a_users_limit_holds_three_of_its_five_apps() -> None:
+    """Hadoop 3.5.0 under ``userMaxAppsDefault`` 2: its scheduler document shows room under
+    the AM share (a full cluster, as far as it tells); its apps document lists the user's
+    five apps, three ACCEPTED (their diagnostics: the user "has reached the maximum limit of
+    runnable applications")."""
+    metrics, scheduler = documents("fair-user-max-apps-default")
+    obs = build_observation(metrics, scheduler, time=0.0, source="rest")
+    assert obs.waits == (Wait("root.default", WaitCause.CLUSTER_FULL, 3),)
+    doc = json.loads((DATA / "fair-user-max-apps-default" / "apps.json").read_bytes())
+    assert all("maximum limit of runnable" in a["diagnostics"] for a in doc["apps"]["app"]
+               if a["state"] == "ACCEPTED")  # fmt: skip
+    held = held_by_users(obs, parse_unfinished_apps(doc), UsersLimits(2))
+    assert held.waits == (Wait("root.default", WaitCause.MAX_APPS, 3, (USERS_LIMIT,)),)

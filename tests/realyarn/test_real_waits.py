@@ -35,6 +35,8 @@ WAITS = {
         "yarn.scheduler.capacity.root.max-parallel-apps)",
     "fair-max-running-apps":
         "3 max-apps in root.default (cure: maxRunningApps of queue root.default)",
+    "fair-user-max-apps-default": "3 max-apps in root.default "
+        '(cure: userMaxAppsDefault (or <user name="…"><maxRunningApps>))',
     "capacity-user-am-limit": "2 user-am-limit in root.default "
         "(cure: yarn.scheduler.capacity.root.default.user-limit-factor)",
     "capacity-user-am-limit-after-kills": "2 user-am-limit in root.default "
@@ -49,12 +51,13 @@ def test_once_names_the_limit_that_holds_the_apps(
 ) -> None:
     """CapacityScheduler ``max-parallel-apps`` 2 (``CSMaxRunningAppsEnforcer``: root.default's,
     or the cluster-wide value, which root inherits too, so both must be raised) and
-    FairScheduler ``maxRunningApps`` 2 (``MaxRunningAppsEnforcer``), with room for eight AMs:
-    two of five apps run, three wait non-runnable. Two users under ``user-limit-factor`` 0.5:
-    each may hold half the queue's 6 GB AM limit (``getUserAMResourceLimitPerPartition``), so
-    alice's fourth and fifth wait while bob's two run, also after a batch held by
-    max-parallel-apps was killed at once (which can leave a user listed below zero: its figures
-    are left out). `amtuner once` names the limit and its
+    FairScheduler ``maxRunningApps`` 2 (``MaxRunningAppsEnforcer``) or ``userMaxAppsDefault``
+    2 (which no document reports: the file says it, the apps document whose apps wait), with
+    room for eight AMs: two of five apps run, three wait non-runnable. Two users under
+    ``user-limit-factor`` 0.5: each may hold half the queue's 6 GB AM limit
+    (``getUserAMResourceLimitPerPartition``), so alice's fourth and fifth wait while bob's two
+    run, also after a batch held by max-parallel-apps was killed at once (which can leave a
+    user listed below zero: its figures are left out). `amtuner once` names the limit and its
     knob, raises A only for the limit A makes (the user AM limit is A x user-limit-factor)
     and holds it, writing nothing, under the running-apps limits; the simulator, given the
     same file, admits the same AMs."""
@@ -80,17 +83,23 @@ RUN_CYCLES = 8
 
 
 @pytest.mark.parametrize(
-    ("name", "start"), [("capacity-max-parallel-apps", 0.1), ("fair-max-running-apps", 0.25)]
+    ("name", "start"),
+    [
+        ("capacity-max-parallel-apps", 0.1),
+        ("fair-max-running-apps", 0.25),
+        ("fair-user-max-apps-default", 0.25),
+    ],
 )
 def test_run_keeps_a_within_a_step_under_a_running_apps_limit(
     request: pytest.FixtureRequest, name: str, start: float, tmp_path: Path
 ) -> None:
     """Issue 36's bar on Hadoop's own RM: two apps run and three are held by
     ``max-parallel-apps`` 2 (at the CapacityScheduler's default A, whose AM limit holds just
-    those two) or ``maxRunningApps`` 2 (at an A with room for four AMs, less than the five
-    apps' AMs would take). `amtuner run`, the default policy and guard, every 2 s for eight
-    cycles: the policy wants a raise, the guard holds it (A cures none of the waits), and A,
-    in the metrics and in the file, ends within one step of where it started."""
+    those two) or ``maxRunningApps`` 2 or ``userMaxAppsDefault`` 2 (at an A with room for four
+    AMs, less than the five apps' AMs would take). `amtuner run`, the default policy and
+    guard, every 2 s for eight cycles: the policy wants a raise, the guard holds it (A cures
+    none of the waits), and A, in the metrics and in the file, ends within one step of where
+    it started."""
     scene = dataclasses.replace(SCENES[name], am_share=start)
     rm: RealRM = request.getfixturevalue(f"{scene.kind}_rm")
     stage(rm, scene)
