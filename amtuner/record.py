@@ -31,7 +31,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -261,20 +261,17 @@ class Held:
     unknown: dict[str, tuple[float, str]] = field(default_factory=dict)
 
 
-def with_figures(
-    records: list[AppRecord],
-    wants: Callable[[AppRecord], bool],
-    fetch: Callable[[str], Mapping[str, int | None] | None],
-    bad: type[Exception],
-    server: str,
-    kind: str,
-) -> list[AppRecord]:
-    """``records`` with a history server's figures (``fetch`` of the app id: the trace's fields,
-    None for none) for each that ``wants`` them. An app the server does not know (404), or
-    answers badly about (``bad``), keeps null figures; once the server cannot be reached at
-    all, the rest of the poll does not ask it. One warning names the ``server`` and says how
-    many of the ``kind`` asked about went without."""
+def with_timeline(records: list[AppRecord], timeline: RMClient) -> list[AppRecord]:
+    """``records`` with the timeline server's task containers (`amtuner.timeline.fetch`) of
+    each app whose AM started and that has no JobHistory figures. An app it does not know (a
+    404: one it never heard of, or past ``yarn.timeline-service.ttl-ms``), or answers badly
+    about, keeps null figures; once the server cannot be reached at all, the rest of the poll
+    does not ask it. One warning says how many went without."""
     from amtuner.monitor import ObservationError
+    from amtuner.timeline import TimelineDocumentError, fetch
+
+    def wants(rec: AppRecord) -> bool:
+        return rec.launch_ms > 0 and rec.maps is None
 
     out: list[AppRecord] = []
     asked = 0
@@ -284,11 +281,11 @@ def with_figures(
         if wants(rec) and not down:
             asked += 1
             try:
-                figures = fetch(rec.id)
+                figures = fetch(timeline, rec.id)
             except ObservationError as exc:
                 missed.append(f"{rec.id}: {exc.reason}: {exc}")
                 down = exc.reason != "http-error"
-            except bad as exc:
+            except TimelineDocumentError as exc:
                 missed.append(f"{rec.id}: bad-response: {exc}")
             else:
                 if figures is not None:
@@ -297,25 +294,12 @@ def with_figures(
     if missed:
         skipped = sum(map(wants, records)) - asked
         log.warning(
-            "the %s did not give %d of %d %s their task figures%s (recorded without them); "
-            "first: %s", server, len(missed) + skipped, asked + skipped, kind,
+            "the timeline server did not give %d of %d apps their task figures%s (recorded "
+            "without them); first: %s", len(missed) + skipped, asked + skipped,
             f", and was not asked about {skipped} after it failed" if skipped else "",
-            missed[0].replace("no ResourceManager answered", f"no {server} answered"),
+            missed[0].replace("no ResourceManager answered", "no timeline server answered"),
         )  # fmt: skip
     return out
-
-
-def with_timeline(records: list[AppRecord], timeline: RMClient) -> list[AppRecord]:
-    """`with_figures` of the timeline server, for each app whose AM started and that has no
-    JobHistory figures (`amtuner.timeline.fetch`; a 404: an app it never heard of, or past
-    ``yarn.timeline-service.ttl-ms``)."""
-    from amtuner.timeline import TimelineDocumentError, fetch
-
-    return with_figures(
-        records, lambda r: r.launch_ms > 0 and r.maps is None,
-        lambda app_id: fetch(timeline, app_id), TimelineDocumentError, "timeline server",
-        "apps",
-    )  # fmt: skip
 
 
 def poll(
