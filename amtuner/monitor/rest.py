@@ -592,4 +592,3 @@ def build_observation(
         ),
     )
     return classify(obs)
-
