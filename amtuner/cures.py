@@ -82,7 +82,10 @@ def settings(
         if held_at == (USERS_LIMIT,):
             return (Setting("userMaxAppsDefault"),)
         return (
-            Setting("maxRunningApps", queue, fallback="queueMaxAppsDefault"),
+            *(
+                Setting("maxRunningApps", q, fallback="queueMaxAppsDefault")
+                for q in held_at or (queue,)
+            ),
             Setting("userMaxAppsDefault"),
         )
     queue_share = Setting(capacity_key(queue), default=f"{CS_DEFAULT:g}", fallback=CS_GLOBAL_KEY)
@@ -124,8 +127,8 @@ def knob(
             else ('<user name="…"><maxRunningApps>')
         )
         return f"{found[0].name} (or {own})"
-    if cause is WaitCause.MAX_APPS and scheduler is SchedulerKind.CAPACITY:
-        return " and ".join(s.name for s in found)  # every full queue's must be raised
+    if cause is WaitCause.MAX_APPS and held_at:
+        return " and ".join(s.name for s in found[: len(held_at)])  # each must be raised
     return found[0].name
 
 

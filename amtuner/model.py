@@ -105,8 +105,9 @@ class QueueStats:
     ``resourcesUsed``) among the users with apps waiting; None where the RM lists no such
     user."""
     ancestor_max_apps: tuple[tuple[str, int], ...] = ()
-    """CS only: each ancestor's ``maxParallelApps`` (3.4+), its parent first and root last: an
-    app is runnable only while every one of them has room (``CSMaxRunningAppsEnforcer``)."""
+    """Each ancestor's running-apps limit, its parent first and root last: CS
+    ``maxParallelApps`` (3.4+), FS ``maxApps``; an app is runnable only while every one of them
+    has room (``CSMaxRunningAppsEnforcer``, ``MaxRunningAppsEnforcer``)."""
     am_partition: PartitionStats | None = None
     """CS only: the labelled node-label partition the leaf's AMs go to, and its figures there;
     None when they go to the default one. Every figure above is the default partition's, as
@@ -284,9 +285,9 @@ class Wait:
     apps: int
     held_at: tuple[str, ...] = ()
     """``max-apps`` only, where the limits that hold them are set when not ``queue``'s own
-    alone: CapacityScheduler, every queue from ``queue`` up whose running apps have reached
-    its limit (each must be raised for one more to run), or (`USERS_LIMIT`,) when none has;
-    FairScheduler, (`USERS_LIMIT`,) for the apps its users' limits hold."""
+    alone: every queue from ``queue`` up whose running apps have reached its limit (each must
+    be raised for one more to run); (`USERS_LIMIT`,) for the apps their users' limits hold
+    (CapacityScheduler: when no queue's limit is reached)."""
     partition: str = ""
     """CapacityScheduler: the labelled partition whose AM limits hold them (their AMs go
     there), "" for the default one."""

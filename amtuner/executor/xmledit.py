@@ -166,11 +166,18 @@ class SchedulerFile:
 
     # --- lookup -----------------------------------------------------------------------------
 
-    def _fair_queue(self, target: str) -> Node:
+    def _fair_queue(self, target: str, leaf: bool = True) -> Node:
+        """The ``<queue>`` of ``target``; ``leaf``: refuse a parent, which maxAMShare does not
+        limit (a parent's ``maxRunningApps`` binds its leaves: `setting` reads those)."""
         parent = self._root
         tops = [c for c in parent.children if c.tag in FS_QUEUE_TAGS]
-        if len(tops) == 1 and tops[0].attrs.get("name", "").strip() == "root":
+        declared_root = len(tops) == 1 and tops[0].attrs.get("name", "").strip() == "root"
+        if declared_root:
             parent = tops[0]
+        if target == "root" and not leaf:
+            if not declared_root:
+                raise ExecutorError(f"{self.path}: queue 'root' is not declared in the file")
+            return parent
         for name in _fair_segments(target):
             found = [
                 c
@@ -183,8 +190,9 @@ class SchedulerFile:
                     f'name="{name}">); amtuner does not create queues'
                 )
             parent = found[-1]
-        if parent.attrs.get("type") == "parent" or any(
-            c.tag in FS_QUEUE_TAGS for c in parent.children
+        if leaf and (
+            parent.attrs.get("type") == "parent"
+            or any(c.tag in FS_QUEUE_TAGS for c in parent.children)
         ):
             raise ExecutorError(
                 f"{self.path}: {target!r} is a parent queue; maxAMShare only limits leaf queues"
@@ -318,13 +326,13 @@ class SchedulerFile:
     def setting(self, key: str, queue: str = GLOBAL_TARGET) -> str | None:
         """The text the file gives a setting amtuner only reads, None when it sets none: a
         CapacityScheduler property (``key`` its full name), or a FairScheduler element ``key``
-        of the leaf ``queue`` (``<allocations>``' own for the global target; a queue the file
-        does not declare sets nothing)."""
+        of the queue ``queue``, a leaf or a parent (``<allocations>``' own for the global
+        target; a queue the file does not declare sets nothing)."""
         if self.kind is SchedulerKind.CAPACITY:
             node = _value_child(self._property(key))
         else:
             try:
-                holder = self._root if queue == GLOBAL_TARGET else self._fair_queue(queue)
+                holder = self._root if queue == GLOBAL_TARGET else self._fair_queue(queue, False)
             except ExecutorError:
                 return None
             node = next((c for c in reversed(holder.children) if c.tag == key), None)

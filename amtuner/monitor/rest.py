@@ -31,7 +31,8 @@ Choices, with the reasons (yarn-facts §1.5, §3):
   observation could make the controller act on numbers the RM never reported.
 * Why apps wait (`amtuner.monitor.waits`) is read from the same document: CS ``maxParallelApps``
   and ``numApplications`` (3.4+: the apps ``max-parallel-apps`` holds are in neither pending nor
-  active), each waiting user's ``amLimit``/``amUsed`` (``users``), FS ``maxApps``.
+  active), each waiting user's ``amLimit``/``amUsed`` (``users``), FS ``maxApps`` (a parent's
+  too: every queue's ``maxRunningApps`` binds its leaves' apps, ``MaxRunningAppsEnforcer``).
 * Node labels: a CS 3.x queue lists one entry per partition it can use in
   ``capacities.queueCapacitiesByPartition`` (``PartitionQueueCapacitiesInfo``, with
   ``maxAMLimitPercentage``) and ``resources.resourceUsagesByPartition``
@@ -60,14 +61,7 @@ from amtuner.model import (
     SchedulerKind,
     split_target,
 )
-from amtuner.monitor.fields import (
-    ObservationError,
-    _bad,
-    _count,
-    _obj,
-    _opt_count,
-    _resource,
-)
+from amtuner.monitor.fields import ObservationError, _bad, _count, _obj, _opt_count, _resource
 from amtuner.monitor.users import Triple, user_limit_there
 from amtuner.monitor.waits import classify
 
@@ -469,14 +463,18 @@ def _loaded_share(
     return None
 
 
-def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
+def _fs_leaves(
+    queue: Mapping[str, Any], ancestors: tuple[tuple[str, int], ...] = ()
+) -> Iterator[QueueStats]:
     path = queue.get("queueName")
     if not isinstance(path, str) or not path:
         raise _bad("fair scheduler queue without queueName")
     children = _children(queue, "childQueues", path)
     if children:
+        limit = _opt_count(queue, "maxApps", path)
+        below = ancestors if limit is None else ((path, limit), *ancestors)
         for child in children:
-            yield from _fs_leaves(child)
+            yield from _fs_leaves(child, below)
         return
     if not _is_leaf(queue, _FS_LEAF_TYPE, "numPendingApps", path):
         return
@@ -494,6 +492,7 @@ def _fs_leaves(queue: Mapping[str, Any]) -> Iterator[QueueStats]:
         leaf,
         max_apps=_opt_count(queue, "maxApps", path),
         am_vcores_limit=am_limit[1] if am_limit else None,
+        ancestor_max_apps=ancestors,
     )
 
 

@@ -25,9 +25,10 @@ What each scheduler reports decides what can be told apart:
   everything classified, cluster-full, global only.
 * FS ``numPendingApps`` mixes runnable apps without an AM and non-runnable ones. At most
   ``maxApps`` are runnable, so at least running + pending - ``maxApps`` of them are held by it;
-  the rest wait behind ``maxAMShare`` when one more AM would pass ``amMaxResources`` in memory
-  or in vcores (a 0 there means the share is disabled or never computed), else for a
-  container.
+  a parent's ``maxApps`` (every queue reports one) holds at least those of its leaf's pending
+  apps past its room, its ``maxApps`` less the apps running below it (`_fs_held`). The rest
+  wait behind ``maxAMShare`` when one more AM would pass ``amMaxResources`` in memory or in
+  vcores (a 0 there means the share is disabled or never computed), else for a container.
 
 A CS leaf whose AMs go to a labelled partition (`QueueStats.am_partition`) is judged on that
 partition's figures (`QueueStats.in_am_partition`), as ``activateApplications`` judges each
@@ -39,9 +40,8 @@ Which CS ``max-parallel-apps`` holds a leaf's non-runnable apps is the first on 
 from the leaf whose runnable apps (a parent's: its leaves') have reached it; when none has,
 the users' limits hold them (``yarn.scheduler.capacity.user[.<user>].max-parallel-apps``,
 which the document does not report). Not told apart from that document: a
-FairScheduler parent's ``maxRunningApps`` and its users' (``userMaxAppsDefault``, ``<user>``'s
-``maxRunningApps``): its leaves' pending apps mix runnable and non-runnable ones, and it lists
-no user. The users' limits are in the allocation file alone, and whose apps wait in the apps
+FairScheduler's users' limits (``userMaxAppsDefault``, ``<user>``'s ``maxRunningApps``): it
+lists no user. The users' limits are in the allocation file alone, and whose apps wait in the apps
 document alone: where the file sets them, the cycle reads both (`held_by_users`).
 """
 
@@ -89,9 +89,7 @@ def queue_waits(
         if q.pending_apps:
             counts[_cs_am_cause(q.in_am_partition())] += q.pending_apps
     else:
-        held = 0
-        if q.max_apps is not None:
-            held = min(q.pending_apps, max(0, q.running_apps + q.pending_apps - q.max_apps))
+        held, held_at = _fs_held(q, leaves)
         counts[WaitCause.MAX_APPS] = held
         rest = q.pending_apps - held
         if rest:
@@ -129,6 +127,31 @@ def _cs_held_at(q: QueueStats, leaves: Sequence[QueueStats]) -> tuple[str, ...]:
     if not full:
         return (USERS_LIMIT,)
     return () if full == [q.name] else tuple(full)
+
+
+def _fs_held(q: QueueStats, leaves: Sequence[QueueStats]) -> tuple[int, tuple[str, ...]]:
+    """How many of a FS leaf's pending apps are surely non-runnable, and whose
+    ``maxRunningApps`` holds them (`Wait.held_at`: () for the leaf's own alone).
+
+    ``MaxRunningAppsEnforcer.canAppBeRunnable`` makes an app runnable only while the leaf and
+    every queue above it, each at its own ``maxRunningApps`` (else ``queueMaxAppsDefault``,
+    root's too: ``AllocationConfiguration.getQueueMaxApps``), has fewer runnable apps. A queue
+    whose apps below run (``numActiveApps``) leave it a slack of s has at most s runnable apps
+    without an AM, so of the leaf's pending apps all but the least slack on the way up are
+    held, by each queue with that slack (each must be raised for one more to run). Pending
+    apps of other leaves under the same parent may take that slack, so this is the least held."""
+    slack: dict[str, int] = {}
+    if q.max_apps is not None:
+        slack[q.name] = q.max_apps - q.running_apps
+    for path, limit in q.ancestor_max_apps:
+        running = sum(lf.running_apps for lf in leaves if lf.name.startswith(path + "."))
+        slack[path] = limit - max(running, q.running_apps)
+    if not slack:
+        return 0, ()
+    least = min(slack.values())
+    held = min(q.pending_apps, max(0, q.pending_apps - max(0, least)))
+    full = tuple(path for path, room in slack.items() if room == least)
+    return held, (() if not held or full == (q.name,) else full)
 
 
 def _mean_am_mb(q: QueueStats) -> int | None:

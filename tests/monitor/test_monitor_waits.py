@@ -14,9 +14,24 @@ from typing import Any
 
 import pytest
 
-from amtuner.cures import describe, held_by_users_limits, knob, wait_records
+from amtuner.cures import (
+    a_cures_none,
+    describe,
+    held_by_users_limits,
+    knob,
+    settings,
+    wait_records,
+)
 from amtuner.executor import SchedulerFile
-from amtuner.model import GLOBAL_TARGET, USERS_LIMIT, Observation, SchedulerKind, Wait, WaitCause
+from amtuner.model import (
+    GLOBAL_TARGET,
+    USERS_LIMIT,
+    Observation,
+    QueueStats,
+    SchedulerKind,
+    Wait,
+    WaitCause,
+)
 from amtuner.monitor import ObservationError
 from amtuner.monitor.rest import build_observation
 from amtuner.monitor.waits import (
@@ -24,6 +39,7 @@ from amtuner.monitor.waits import (
     UsersLimits,
     held_by_users,
     parse_unfinished_apps,
+    queue_waits,
 )
 
 DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
@@ -218,6 +234,78 @@ def test_fs_max_running_apps_holds_what_passes_max_apps() -> None:
     )
     assert knob(WaitCause.MAX_APPS, FS, "root.default") == "maxRunningApps of queue root.default"
     assert not WaitCause.MAX_APPS.a_cures and not WaitCause.CLUSTER_FULL.a_cures
+
+
+def test_fs_a_parents_max_running_apps_holds_its_leaves_apps() -> None:
+    """``fair-max-running-apps`` as if root's maxRunningApps 2 held its three (the leaf's own
+    unset): every queue reports ``maxApps``, root's is full with two running, so no pending
+    app below it is runnable; the cure is root's, and A cures none."""
+    metrics, scheduler = documents("fair-max-running-apps")
+    leaf_of(scheduler, FS)["maxApps"] = 2147483647
+    scheduler["scheduler"]["schedulerInfo"]["rootQueue"]["maxApps"] = 2
+    obs = build_observation(metrics, scheduler, time=0.0, source="rest")
+    assert obs.waits == (Wait("root.default", WaitCause.MAX_APPS, 3, ("root",)),)
+    assert describe(wait_records(obs, GLOBAL_TARGET)) == (
+        "3 max-apps in root.default (cure: maxRunningApps of queue root)"
+    )
+    assert a_cures_none(obs, GLOBAL_TARGET) and a_cures_none(obs, "root.default")
+    # Both full (queueMaxAppsDefault 2 is root's and the leaf's): each is named.
+    leaf_of(scheduler, FS)["maxApps"] = 2
+    assert waits(metrics, scheduler) == (
+        Wait("root.default", WaitCause.MAX_APPS, 3, ("root.default", "root")),
+    )
+    # Room for one more runnable app under root: one of the three may be runnable.
+    scheduler["scheduler"]["schedulerInfo"]["rootQueue"]["maxApps"] = 3
+    leaf_of(scheduler, FS)["maxApps"] = 2147483647
+    assert waits(metrics, scheduler)[0] == Wait("root.default", WaitCause.MAX_APPS, 2, ("root",))
+
+
+def test_fs_a_parents_room_is_shared_by_its_leaves() -> None:
+    """root.batch at maxRunningApps 4 over two leaves, three apps running: its room of one may
+    go to a pending app of either leaf, so each leaf names all its pending apps but one; a leaf
+    outside it is not held by it."""
+
+    def leaf(name: str, pending: int, running: int, *limits: tuple[str, int]) -> QueueStats:
+        return QueueStats(name, pending, running, memory_used_mb=0, ancestor_max_apps=limits)
+
+    batch = (("root.batch", 4), ("root", 2147483647))
+    leaves = (
+        leaf("root.batch.a", 3, 2, *batch),
+        leaf("root.batch.b", 2, 1, *batch),
+        leaf("root.other", 2, 0, ("root", 2147483647)),
+    )
+    held = {
+        q.name: [(w.cause, w.apps, w.held_at) for w in queue_waits(q, FS, leaves)] for q in leaves
+    }
+    assert held == {
+        "root.batch.a": [
+            (WaitCause.MAX_APPS, 2, ("root.batch",)), (WaitCause.CLUSTER_FULL, 1, ())
+        ],
+        "root.batch.b": [
+            (WaitCause.MAX_APPS, 1, ("root.batch",)), (WaitCause.CLUSTER_FULL, 1, ())
+        ],
+        "root.other": [(WaitCause.CLUSTER_FULL, 2, ())],
+    }  # fmt: skip
+
+
+def test_fs_a_parents_max_running_apps_as_the_file_sets_it(tmp_path: Path) -> None:
+    """`check` shows the parent's own ``<maxRunningApps>`` (root's too, when the file declares
+    root), else ``queueMaxAppsDefault``, which applies to parents as to leaves."""
+    path = tmp_path / "fair-scheduler.xml"
+    path.write_text(
+        "<allocations><queueMaxAppsDefault>7</queueMaxAppsDefault><queue name='root'>"
+        "<maxRunningApps>9</maxRunningApps><queue name='batch' type='parent'>"
+        "<queue name='a'/></queue></queue></allocations>"
+    )
+    sched = SchedulerFile.read(path, FS)
+    [root, batch] = settings(WaitCause.MAX_APPS, FS, "root.batch.a", ("root", "root.batch"))[:2]
+    assert root.in_file(sched) == "maxRunningApps of queue root = 9"
+    assert batch.in_file(sched) == (
+        "maxRunningApps of queue root.batch unset: default 7 (queueMaxAppsDefault)"
+    )
+    assert knob(WaitCause.MAX_APPS, FS, "root.batch.a", ("root.batch", "root")) == (
+        "maxRunningApps of queue root.batch and maxRunningApps of queue root"
+    )
 
 
 def test_fs_room_under_the_am_share_means_the_cluster_is_full() -> None:

@@ -44,6 +44,9 @@ class Scene:
     (``fs_leaf``, ``fs_top``)."""
     fs_leaf: str = ""
     fs_top: str = ""
+    fs_parent: str = ""
+    """FairScheduler elements of the parent ``root.batch``, when the scene's jobs go by turns
+    to its two leaves (`PARENT_LEAVES`) rather than root.default."""
     late: int = 0
     """Jobs of the batch that come 30 s after the rest, once those fill what they may use."""
     maps: int = 4
@@ -56,6 +59,8 @@ LABEL_PROPS = {
     f"{CS_PREFIX}{LEAF}.accessible-node-labels": LABEL,
     f"{PART_KEY}capacity": "100",
 }
+
+PARENT_LEAVES = ("root.batch.a", "root.batch.b")
 
 SCENES = {
     "cs-queue-max-parallel-apps": Scene(
@@ -85,6 +90,9 @@ SCENES = {
     "fs-queue-max-apps-default": Scene(
         FS, 0.5, WaitCause.MAX_APPS, fs_top="<queueMaxAppsDefault>2</queueMaxAppsDefault>"
     ),
+    "fs-parent-max-running-apps": Scene(
+        FS, 0.5, WaitCause.MAX_APPS, fs_parent="<maxRunningApps>2</maxRunningApps>"
+    ),
     "fs-user-max-apps-default": Scene(
         FS, 0.5, WaitCause.MAX_APPS, fs_top="<userMaxAppsDefault>2</userMaxAppsDefault>"
     ),
@@ -103,10 +111,11 @@ MISSED = {
 def _workload(scene: Scene) -> Workload:
     """Jobs of 1 GB AMs and 1 GB maps of 900 s (longer than the test's cycles), on four 8 GB
     nodes (the first labelled where the scene's AMs go to a label)."""
+    leaves = _leaves(scene)
     jobs = tuple(
         JobSpec(
             job_id=f"job{i:02d}", submit_s=30.0 if i >= len(scene.users) - scene.late else 0.0,
-            queue=LEAF, user=user,
+            queue=leaves[i % len(leaves)], user=user,
             maps=(TaskGroup("map", scene.maps, 1024, 1, 900.0, 0.0, 0.0),),
             am_memory_mb=1024, am_startup_s=2.0, am_teardown_s=1.0,
         )
@@ -115,11 +124,19 @@ def _workload(scene: Scene) -> Workload:
     return Workload("incurable", jobs, nodes=4)
 
 
+def _leaves(scene: Scene) -> tuple[str, ...]:
+    return PARENT_LEAVES if scene.fs_parent else (LEAF,)
+
+
 def _config(scene: Scene) -> bytes:
-    data = default_scheduler_config(scene.kind, (LEAF,), scene.start)
+    data = default_scheduler_config(scene.kind, _leaves(scene), scene.start)
     if scene.kind == CS:
         return with_capacity_properties(data, scene.props)
     text = data.decode()
+    if scene.fs_parent:
+        head, sep, tail = text.partition('<queue name="batch" type="parent">')
+        assert sep, text
+        text = head + sep + scene.fs_parent + tail
     if scene.fs_leaf:
         head, sep, tail = text.partition('<queue name="default">')
         assert sep, text
