@@ -63,6 +63,8 @@ class Scene:
     the leaf may use all of that partition (`label_properties`)."""
     allocations: str = ""
     """FairScheduler: elements of ``<allocations>`` itself (``userMaxAppsDefault``)."""
+    root: Mapping[str, str] = field(default_factory=dict)
+    """FairScheduler: elements of root's ``<queue>``, a parent's (``maxRunningApps``)."""
 
     def spec(self) -> ClusterSpec:
         """The cluster the scene is staged on."""
@@ -77,6 +79,8 @@ class Scene:
         settings = {**(label_properties(self.label) if self.label else {}), **self.settings}
         if self.allocations:
             data = data.replace(b"<allocations>", b"<allocations>" + self.allocations.encode(), 1)
+        if self.root:
+            data = _with_fair_root_settings(data, self.root)
         if not settings:
             return data
         if self.kind is SchedulerKind.CAPACITY:
@@ -105,6 +109,21 @@ def _with_fair_leaf_settings(data: bytes, leaf: str, settings: Mapping[str, str]
     return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
+def _with_fair_root_settings(data: bytes, settings: Mapping[str, str]) -> bytes:
+    """An allocation file whose top-level queues are declared under root's ``<queue>``, with
+    ``settings`` as its elements (root is implied unless it is the one top-level queue)."""
+    top = parse_xml(data, "allocation file")
+    queues = [el for el in top if el.tag == "queue"]
+    root = ET.Element("queue", {"name": "root"})
+    for tag, value in settings.items():
+        ET.SubElement(root, tag).text = value
+    for el in queues:
+        top.remove(el)
+        root.append(el)
+    top.append(root)
+    return ET.tostring(top, encoding="utf-8", xml_declaration=True)
+
+
 SCENES = {
     # Five apps, A so that exactly three AMs fit: two wait behind the queue's AM limit.
     "capacity": Scene(SchedulerKind.CAPACITY, 3 / 16, (Holder(),) * 5, 3),
@@ -120,6 +139,10 @@ SCENES = {
     ),
     "fair-max-running-apps": Scene(
         SchedulerKind.FAIR, 0.5, (Holder(),) * 5, 2, {"maxRunningApps": "2"}
+    ),
+    # The same five apps held by root's limit: a parent's, which binds every leaf below it.
+    "fair-parent-max-running-apps": Scene(
+        SchedulerKind.FAIR, 0.5, (Holder(),) * 5, 2, root={"maxRunningApps": "2"}
     ),
     # The same five apps of one user, held by its users' limit, which no document reports.
     "fair-user-max-apps-default": Scene(

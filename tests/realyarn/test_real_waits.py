@@ -35,6 +35,8 @@ WAITS = {
         "yarn.scheduler.capacity.root.max-parallel-apps)",
     "fair-max-running-apps":
         "3 max-apps in root.default (cure: maxRunningApps of queue root.default)",
+    "fair-parent-max-running-apps":
+        "3 max-apps in root.default (cure: maxRunningApps of queue root)",
     "fair-user-max-apps-default": "3 max-apps in root.default "
         '(cure: userMaxAppsDefault (or <user name="…"><maxRunningApps>))',
     "capacity-user-am-limit": "2 user-am-limit in root.default "
@@ -51,8 +53,9 @@ def test_once_names_the_limit_that_holds_the_apps(
 ) -> None:
     """CapacityScheduler ``max-parallel-apps`` 2 (``CSMaxRunningAppsEnforcer``: root.default's,
     or the cluster-wide value, which root inherits too, so both must be raised) and
-    FairScheduler ``maxRunningApps`` 2 (``MaxRunningAppsEnforcer``) or ``userMaxAppsDefault``
-    2 (which no document reports: the file says it, the apps document whose apps wait), with
+    FairScheduler ``maxRunningApps`` 2 (``MaxRunningAppsEnforcer``: root.default's, or
+    root's, a parent's, which walks from the leaf up) or ``userMaxAppsDefault`` 2 (which no
+    document reports: the file says it, the apps document whose apps wait), with
     room for eight AMs: two of five apps run, three wait non-runnable. Two users under
     ``user-limit-factor`` 0.5: each may hold half the queue's 6 GB AM limit
     (``getUserAMResourceLimitPerPartition``), so alice's fourth and fifth wait while bob's two
@@ -87,6 +90,7 @@ RUN_CYCLES = 8
     [
         ("capacity-max-parallel-apps", 0.1),
         ("fair-max-running-apps", 0.25),
+        ("fair-parent-max-running-apps", 0.25),
         ("fair-user-max-apps-default", 0.25),
     ],
 )
