@@ -90,6 +90,7 @@ RECORDED = {
         Wait("root.default", WaitCause.MAX_APPS, 3, ("root.default", "root")),
     ),
     "fair-max-running-apps": (Wait("root.default", WaitCause.MAX_APPS, 3),),
+    "fair-parent-max-running-apps": (Wait("root.default", WaitCause.MAX_APPS, 3, ("root",)),),
     "capacity-user-am-limit": (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),),
     "capacity-user-am-limit-after-kills": (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),),
 }
