@@ -14,6 +14,7 @@ from amtuner.config import (
     ConfigError,
     ControllerSettings,
     MetricsSettings,
+    RecordSettings,
     RefreshSettings,
     RMSettings,
     SchedulerSettings,
@@ -209,6 +210,15 @@ def test_unknown_keys_are_errors_with_a_suggestion(
         ("guard: {hold_off_seconds: 90000}", "guard.hold_off_seconds", "at most 86400"),
         ("mode: manual", "mode", "'auto', 'recommend', 'approve'"),
         ("proposal_ttl_seconds: 0", "proposal_ttl_seconds", "greater than 0"),
+        ("record: {trace: ''}", "record.trace", "must be a file path, got ''"),
+        ("record: {trace: 3}", "record.trace", "file path, got 3"),
+        ("record: {interval_seconds: 0}", "record.interval_seconds", "greater than 0"),
+        ("record: {interval_seconds: '60'}", "record.interval_seconds", "the string '60'"),
+        ("record: {history_wait_seconds: -1}", "record.history_wait_seconds", "at least 0"),
+        ("record: {limit: 0}", "record.limit", "integer from 1 to 1000000, got 0"),
+        ("record: {limit: 10.5}", "record.limit", "got 10.5"),
+        ("record: {max_bytes: 0}", "record.max_bytes", "an integer >= 1, got 0"),
+        ("record: {trase: apps.jsonl}", "record.trase", "did you mean 'trace'?"),
     ],
 )
 def test_invalid_values_name_the_key_and_the_reason(
@@ -219,6 +229,19 @@ def test_invalid_values_name_the_key_and_the_reason(
     assert [p.path for p in err.problems] == [path], str(err)
     assert reason in err.problems[0].reason
     assert f": {path}: " in str(err)
+
+
+def test_record_is_off_unless_a_trace_is_named(tmp_path: Path) -> None:
+    """The daemon records only where ``record.trace`` names a file, relative to the config's
+    directory as every path; its other keys default to `amtuner record`'s options."""
+    assert load_config(write(tmp_path, MINIMAL + "record:\n")).record == RecordSettings()
+    assert RecordSettings().trace is None
+    text = MINIMAL + "record: {trace: traces/apps.jsonl, interval_seconds: 5, limit: 50}\n"
+    cfg = load_config(write(tmp_path, text))
+    assert cfg.record == RecordSettings(
+        trace=tmp_path / "traces" / "apps.jsonl", interval_seconds=5.0, limit=50
+    )
+    assert isinstance(cfg.record.interval_seconds, float)
 
 
 def test_rest_refresh_is_refused_for_the_fair_scheduler(tmp_path: Path) -> None:

@@ -71,6 +71,7 @@ from amtuner.config.settings import (
     Mode,
     PolicyName,
     Problem,
+    RecordSettings,
     RefreshMethod,
     RefreshSettings,
     RMEndpoint,
@@ -100,6 +101,10 @@ them needs; far larger numbers overflow the C time types underneath (a socket ti
 MAX_UNIT_MB: Final = 1 << 20
 """One container of 1 TB: larger is a typo (YARN's default maximum allocation is 8 GB)."""
 MAX_BACKUPS: Final = 10_000
+MAX_RECORD_LIMIT: Final = 1_000_000
+"""Apps asked for in one answer of the RM's apps API (``record.limit``): a thousand times the
+RM's default ``max-completed-applications`` is a typo, and so large an answer would be over the
+monitor's cap on a body anyway."""
 
 _SECTIONS: Final[dict[str, Check]] = {
     "rm": _section(
@@ -172,6 +177,16 @@ _SECTIONS: Final[dict[str, Check]] = {
     ),
     "timeline": _section(
         TimelineSettings, {"urls": _list_of(_url, what="timeline server URLs", non_empty=False)}
+    ),
+    "record": _section(
+        RecordSettings,
+        {
+            "trace": _optional(_file_path),
+            "interval_seconds": _number(0, MAX_SECONDS, low_open=True),
+            "history_wait_seconds": _number(0, MAX_SECONDS),
+            "limit": _integer(1, MAX_RECORD_LIMIT),
+            "max_bytes": _integer(1),
+        },
     ),
 }
 

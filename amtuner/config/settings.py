@@ -131,19 +131,51 @@ class RMSettings:
 class HistorySettings:
     urls: tuple[str, ...] = ()
     """The MapReduce JobHistory server (``mapreduce.jobhistory.webapp.address``, port 19888 by
-    default; or a REST base as in ``rm.urls``), asked by `amtuner record` for each finished
-    MapReduce app's task counts, durations and sizes, and probed by `amtuner check`, through
-    the ``rm`` section's TLS, Kerberos and ``user.name``. More than one: tried in order. Empty:
-    not asked."""
+    default; or a REST base as in ``rm.urls``), asked by the recorder (`amtuner record`,
+    ``record.trace``) for each finished MapReduce app's task counts, durations and sizes, and
+    probed by `amtuner check`, through the ``rm`` section's TLS, Kerberos and ``user.name``.
+    More than one: tried in order. Empty: not asked."""
 
 
 @dataclass(frozen=True, slots=True)
 class TimelineSettings:
     urls: tuple[str, ...] = ()
     """The timeline server's generic application history (``yarn.timeline-service.webapp.address``,
-    port 8188 by default; or a REST base as in ``rm.urls``), asked by `amtuner record` for each
-    finished app's task containers (`amtuner.timeline`), through the ``rm`` section's TLS,
-    Kerberos and ``user.name``. More than one: tried in order. Empty: not asked."""
+    port 8188 by default; or a REST base as in ``rm.urls``), asked by the recorder (`amtuner
+    record`, ``record.trace``) for each finished app's task containers (`amtuner.timeline`),
+    through the ``rm`` section's TLS, Kerberos and ``user.name``. More than one: tried in
+    order. Empty: not asked."""
+
+
+@dataclass(frozen=True, slots=True)
+class RecordSettings:
+    """What `amtuner run` records of the apps that finish as it runs (`amtuner.record`), so
+    `amtuner advise` has the period to replay without a recorder beside the daemon; and the
+    defaults of `amtuner record`'s options of the same names."""
+
+    trace: Path | None = None
+    """The app trace (`amtuner.apptrace`) appended to, as `amtuner record --out`; None: the
+    daemon records nothing."""
+    interval_seconds: float = 60.0
+    """Between polls of the RM's apps API: a job of its own beside the control cycle, so a slow
+    JobHistory server never delays a cycle. The RM keeps only its last
+    ``yarn.resourcemanager.max-completed-applications`` finished apps (1000 in Hadoop 3): a
+    minute is far less than that many apps take to finish on most clusters."""
+    history_wait_seconds: float = 2 * 180.0
+    """How long an app whose job the JobHistory server does not know (404) is asked about again,
+    from its first 404, before it is written without its figures. A job's history file reaches
+    the server's intermediate done directory as its AM ends; the server's move thread
+    (``HistoryFileManager``, every ``mapreduce.jobhistory.move.interval-ms``, 180,000 ms by
+    default) scans that directory and moves the file to its done directory, so within one
+    interval of the job's end the server holds it; two intervals leave room for a scan already
+    under way and a slow move. A server configured with a longer interval wants this raised
+    with it."""
+    limit: int = 1000
+    """Most apps asked for per poll (``limit=``): the RM's own default of
+    ``max-completed-applications``."""
+    max_bytes: int = 64 * 1024 * 1024
+    """Recording stops rather than grow the trace past this: about 200,000 apps at some 300
+    bytes a line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -233,6 +265,7 @@ class Config:
     rm: RMSettings = field(default_factory=RMSettings)
     history: HistorySettings = field(default_factory=HistorySettings)
     timeline: TimelineSettings = field(default_factory=TimelineSettings)
+    record: RecordSettings = field(default_factory=RecordSettings)
     scheduler: SchedulerSettings = field(default_factory=SchedulerSettings)
     refresh: RefreshSettings = field(default_factory=RefreshSettings)
     controller: ControllerSettings = field(default_factory=ControllerSettings)
