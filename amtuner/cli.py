@@ -14,14 +14,14 @@ import os
 import sys
 from collections.abc import Iterator, Sequence
 
-from amtuner import __version__, advise, approve, commands, demo, record, shipped, status
+from amtuner import __version__, advise, approve, commands, demo, recorder, shipped, status
 from amtuner.bench import cli as bench_cli
 from amtuner.exitcodes import ExitCode
 from amtuner.safetext import SafeFormatter
 from amtuner.sim import cli as sim_cli
 from amtuner.sim import serve
 
-COMMANDS = (commands, status, approve, record, advise, shipped, demo, sim_cli, serve, bench_cli)
+COMMANDS = (commands, status, approve, recorder, advise, shipped, demo, sim_cli, serve, bench_cli)
 """Modules whose ``register`` adds subcommands, in the order `--help` lists them."""
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")

@@ -1,4 +1,5 @@
-"""`amtuner record`: append the apps the RM reports finished to an app trace (`amtuner.apptrace`).
+"""One poll of a recorder (`amtuner.recorder`: `amtuner record`, `amtuner run`'s ``record:``):
+append the apps the RM reports finished to an app trace (`amtuner.apptrace`).
 
 Two bounded requests per poll through the monitor's client (the RMs of ``rm.urls`` with HA
 failover, one deadline per request, TLS and Kerberos as the config sets them): the apps running
@@ -23,20 +24,16 @@ and one warning a poll says how many.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import logging
 import os
-import signal
-import sys
-import threading
 import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from amtuner.exitcodes import ExitCode
+from amtuner.config.settings import RecordSettings
 
 if TYPE_CHECKING:
     from amtuner.apptrace import AppRecord
@@ -45,9 +42,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 APPS_PATH = "/cluster/apps"
-DEFAULT_LIMIT = 1000
-DEFAULT_MAX_BYTES = 64 * 1024 * 1024
-"""About 200,000 apps at some 300 bytes a line."""
+HISTORY_WAIT_S = RecordSettings().history_wait_seconds
+"""The wait of ``record.history_wait_seconds`` (`RecordSettings`), and why, by default."""
 
 
 class TraceFull(Exception):
@@ -239,16 +235,6 @@ def _sized(rec: AppRecord, conf: dict[str, int | None] | None) -> AppRecord:
     )  # fmt: skip
 
 
-HISTORY_WAIT_S = 2 * 180.0
-"""How long an app whose job the JobHistory server does not know (404) is asked about again,
-from its first 404, before it is written without its figures. A job's history file reaches the
-server's intermediate done directory as its AM ends; the server's move thread
-(``HistoryFileManager``, every ``mapreduce.jobhistory.move.interval-ms``, 180,000 ms by default)
-scans that directory and moves the file to its done directory, so within one interval of the
-job's end the server holds it; two intervals leave room for a scan already under way and a slow
-move. A server configured with a longer interval wants ``--history-wait`` raised with it."""
-
-
 @dataclass(slots=True)
 class Held:
     """The apps read from the RM and not yet written, in the order they are written, and, for
@@ -335,7 +321,7 @@ def poll(
     if len(infos) >= limit:
         log.warning(
             "the RM answered %d apps, the limit: apps finished since %d may be missing "
-            "(poll more often, or raise --limit)", len(infos), begin,
+            "(poll more often, or raise --limit, record.limit)", len(infos), begin,
         )  # fmt: skip
     records = []
     for info in infos:
@@ -388,9 +374,9 @@ def append(
     text = "".join(r.line(version) for r in records).encode()
     if path.stat().st_size + len(text) > max_bytes:
         raise TraceFull(
-            f"{path}: {len(records)} more apps would take it past --max-bytes {max_bytes}; "
-            "stopped without writing them. Start a new file (the next one resumes from its "
-            "own start) or raise --max-bytes"
+            f"{path}: {len(records)} more apps would take it past its bound of {max_bytes} "
+            "bytes; stopped without writing them. Start a new file (the next one resumes from "
+            "its own start) or raise the bound (--max-bytes, record.max_bytes)"
         )
     if text:
         with path.open("ab") as f:
@@ -405,142 +391,3 @@ def append(
             "server?): recorded without their task figures; first: %s",
             len(unknown), unknown[0][1],
         )  # fmt: skip
-
-
-def cmd_record(args: argparse.Namespace) -> int:
-    from amtuner.apptrace import VERSION, TraceError
-    from amtuner.commands import kerberos_login, startup_errors
-    from amtuner.config import load_config
-    from amtuner.jobhistory import history_client
-    from amtuner.monitor import ObservationError, RMClient, make_session
-
-    try:
-        cfg = load_config(args.config)
-        session = make_session(cfg.rm, kerberos_login(cfg))
-    except startup_errors() as exc:
-        print(f"amtuner: {exc}", file=sys.stderr)
-        return ExitCode.CONFIG
-    client = RMClient.from_settings(cfg.rm, session=session)
-    history_urls = tuple(args.history) or cfg.history.urls
-    history = history_client(cfg.rm, history_urls, session) if history_urls else None
-    timeline_urls = tuple(args.timeline) or cfg.timeline.urls
-    timeline = history_client(cfg.rm, timeline_urls, session) if timeline_urls else None
-    stop = threading.Event()
-    if not args.once:
-        signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    held = Held()
-    version = VERSION
-    code = ExitCode.OK
-    try:
-        since, version = open_trace(args.out, client, ",".join(cfg.rm.urls))
-        if history is not None and version < VERSION:
-            log.warning(
-                "%s is a version %d trace, which has %s: start a new file to record them",
-                args.out, version, "no JobHistory fields: the JobHistory server is not asked"
-                if version < 2 else "no task sizes: they are not asked",
-            )  # fmt: skip
-            history = None if version < 2 else history
-        if timeline is not None and version < 3:
-            log.warning(
-                "%s is a version %d trace, which has no timeline fields: the timeline server "
-                "is not asked; start a new file to record them", args.out, version,
-            )  # fmt: skip
-            timeline = None
-        am_sizes: dict[str, int | None] = {}
-        wait_s = 0.0 if args.once else args.history_wait
-        while True:
-            poll_running(client, am_sizes, args.limit)
-            since, n = poll(
-                args.out, client, since, args.limit, args.max_bytes, am_sizes, history, version,
-                held, wait_s, timeline=timeline,
-            )  # fmt: skip
-            log.info(
-                "%d apps recorded%s; cursor finishedTimeBegin=%d", n,
-                f", {len(held.apps)} waiting for the JobHistory server" if held.apps else "",
-                since[0],
-            )  # fmt: skip
-            if args.once or stop.wait(args.interval):
-                break
-    except TraceFull as exc:
-        print(f"amtuner: {exc}", file=sys.stderr)
-        return ExitCode.FAILED  # nor would the apps held fit: the next recorder reads them again
-    except (TraceError, OSError) as exc:
-        print(f"amtuner: {exc}", file=sys.stderr)
-        code = ExitCode.FILE
-    except ObservationError as exc:
-        print(f"amtuner: {exc.reason}: {exc}", file=sys.stderr)
-        code = ExitCode.for_error(exc.reason)
-    except KeyboardInterrupt:
-        code = ExitCode.INTERRUPTED
-    return flush(args.out, held, version, args.max_bytes) or code
-
-
-def flush(path: Path, held: Held, version: int, max_bytes: int) -> ExitCode:
-    """Write the apps still held as they are, when the recorder stops: no app read from the
-    RM is left out of the trace for want of its JobHistory figures."""
-    from amtuner.apptrace import TraceError
-
-    if not held.apps:
-        return ExitCode.OK
-    try:
-        append(path, held.apps, version, max_bytes, held)
-    except TraceFull as exc:
-        print(f"amtuner: {exc}", file=sys.stderr)
-        return ExitCode.FAILED
-    except (TraceError, OSError) as exc:
-        print(f"amtuner: {exc}", file=sys.stderr)
-        return ExitCode.FILE
-    log.info("stopping: %d apps held for the JobHistory server written", len(held.apps))
-    held.apps = []
-    return ExitCode.OK
-
-
-def _url_option(text: str) -> str:
-    from amtuner.config import check_url
-
-    try:
-        return check_url(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from amtuner.commands import add_config_option
-
-    p = subparsers.add_parser(
-        "record",
-        help="append the apps the RM reports finished to a trace file, for `amtuner advise`",
-        description="Poll the RM's apps API (the config's rm section: URLs, TLS, Kerberos) and "
-        "append every app that finished to OUT, a versioned JSON-lines trace (docs/advise.md). "
-        "A restart resumes from the file. SIGTERM stops it between polls.",
-    )
-    add_config_option(p)
-    p.add_argument("--out", "-o", type=Path, required=True, help="the trace file to append to")
-    p.add_argument(
-        "--interval", type=float, default=60.0, help="seconds between polls (default: %(default)s)"
-    )
-    p.add_argument("--once", action="store_true", help="poll once and exit")
-    p.add_argument(
-        "--history", action="append", default=[], metavar="URL", type=_url_option,
-        help="the MapReduce JobHistory server to ask for each MapReduce app's tasks "
-        "(repeatable; instead of the config's history.urls)",
-    )  # fmt: skip
-    p.add_argument(
-        "--timeline", action="append", default=[], metavar="URL", type=_url_option,
-        help="the timeline server (YARN's generic application history) to ask for each "
-        "other app's task containers (repeatable; instead of the config's timeline.urls)",
-    )  # fmt: skip
-    p.add_argument(
-        "--history-wait", type=float, default=HISTORY_WAIT_S, metavar="SECONDS",
-        help="how long an app the JobHistory server does not know yet is asked about again "
-        "before it is recorded without its tasks (default: %(default)s; --once does not wait)",
-    )  # fmt: skip
-    p.add_argument(
-        "--limit", type=int, default=DEFAULT_LIMIT,
-        help="most apps asked for per poll (default: %(default)s)",
-    )  # fmt: skip
-    p.add_argument(
-        "--max-bytes", type=int, default=DEFAULT_MAX_BYTES,
-        help="stop (exit 1) rather than grow the file past this size (default: %(default)s)",
-    )  # fmt: skip
-    p.set_defaults(func=cmd_record)
