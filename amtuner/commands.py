@@ -140,14 +140,18 @@ def rest_channel(cfg: Config, session: requests.Session) -> RMChannel:
 
 
 def startup_errors() -> tuple[type[Exception], ...]:
-    """What can stop a command before its first cycle: the config, the state file, or a session
-    or refresher that cannot be built from them (the Kerberos extra missing, no CA bundle).
-    Exit 2, so systemd does not restart a service that cannot start."""
+    """What can stop a command before its first cycle: the config, the state file, the app
+    trace ``record.trace`` names, or a session or refresher that cannot be built from them (the
+    Kerberos extra missing, no CA bundle). Exit 2, so systemd does not restart a service that
+    cannot start."""
+    from amtuner.apptrace import TraceError
     from amtuner.executor import ExecutorError
     from amtuner.monitor import ObservationError
     from amtuner.state import StateError
 
-    return (ConfigError, StateError, ObservationError, ExecutorError, lock.LockFileError)
+    return (
+        ConfigError, StateError, ObservationError, ExecutorError, lock.LockFileError, TraceError
+    )  # fmt: skip
 
 
 def cmd_once(args: argparse.Namespace) -> int:

@@ -22,6 +22,12 @@ What an operator can rely on:
 * The controller state is saved after every live cycle (with a summary for `amtuner status`), so a
   restart continues the bisection; A itself is re-read from the scheduler file each cycle. In
   dry-run only the summary is saved, so `amtuner status` shows what the dry run would do.
+* With ``record.trace`` set, the apps that finish are appended to that app trace as
+  `amtuner record` would (`amtuner.recorder`), for `amtuner advise`: a job of its own every
+  ``record.interval_seconds`` on a thread of its own, so a slow RM answer or JobHistory server
+  never delays a cycle; its failures are logged and counted, and never stop the cycles. A trace
+  it cannot write, or a file there that is not a trace, stops `run` at start (exit 2); stopping
+  writes the apps still held for the JobHistory server.
 * systemd: READY=1 once serving, STATUS=<last decision>, STOPPING=1, and WATCHDOG=1 only while
   cycles keep completing, so a wedged cycle gets the service restarted.
 """
@@ -46,18 +52,23 @@ from apscheduler.executors.pool import ThreadPoolExecutor
 from apscheduler.schedulers.background import BackgroundScheduler
 from prometheus_client import REGISTRY, CollectorRegistry, disable_created_metrics
 
-from amtuner import audit, guard, lock, proposals, sdnotify
+from amtuner import audit, guard, lock, preflight, proposals, sdnotify
+from amtuner.apptrace import TraceError
 from amtuner.commands import build_cycle, mode_suffix, startup_errors, target_name
 from amtuner.config import Config, load_config
 from amtuner.cycle import Cycle, CycleReport, States
 from amtuner.exitcodes import ExitCode
 from amtuner.metrics import Metrics, MetricsServer
+from amtuner.monitor import ObservationError
+from amtuner.record import TraceFull
+from amtuner.recorder import Recorder
 from amtuner.safetext import SafeFormatter
 from amtuner.state import StateError, load_pending, load_states, save_states, summarize
 
 log = logging.getLogger(__name__)
 
 JOB_ID = "control"
+RECORD_JOB_ID = "record"
 SIGNALS = frozenset({signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2})
 IDLE_WAIT_S = 60.0
 """How long the main thread sleeps between signals when no watchdog needs feeding."""
@@ -133,8 +144,14 @@ class Daemon:
         """Monotonic time the last cycle ended (any result): what the watchdog certifies."""
         self.cycles_done = 0
         self._server: MetricsServer | None = None
+        self.recorder = recorder_for(cfg)
+        self._record_failure: str | None = None
+        """The last poll's failure: logged once a streak, as the cycle's."""
         self.scheduler = BackgroundScheduler(
-            executors={"default": ThreadPoolExecutor(max_workers=1)},
+            executors={
+                "default": ThreadPoolExecutor(max_workers=1),
+                RECORD_JOB_ID: ThreadPoolExecutor(max_workers=1),
+            },
             job_defaults=self._job_options(cfg),
             timezone=UTC,
         )
@@ -251,7 +268,35 @@ class Daemon:
         self.metrics.skipped.labels(exc.label).inc()
         sdnotify.notify(f"STATUS=last cycle skipped: {exc.label}")
 
+    def record(self) -> None:
+        """One poll of the recorder; never raises. An RM that does not answer is asked again at
+        the next poll; a trace that could not be written is opened again then (`Recorder`); a
+        trace at its size bound ends recording, not the daemon."""
+        assert self.recorder is not None
+        failure = None
+        try:
+            self.metrics.apps_recorded.inc(self.recorder.poll())
+        except ObservationError as exc:
+            failure = f"recording: {exc.reason}: {exc}; asked again at the next poll"
+        except (TraceError, OSError) as exc:
+            failure = f"recording: {exc}; the trace is opened again at the next poll"
+        except TraceFull as exc:
+            log.error("recording stopped: %s", exc)
+            self.metrics.record_failures.inc()
+            self.scheduler.remove_job(RECORD_JOB_ID)
+            return
+        except Exception:
+            failure = "recording failed unexpectedly"
+            log.exception("%s; the next poll tries again", failure)
+        if failure is not None:
+            self.metrics.record_failures.inc()
+            repeated = failure == self._record_failure
+            log.log(logging.DEBUG if repeated else logging.WARNING, "%s", failure)
+        self._record_failure = failure
+
     def _skipped(self, event: JobEvent) -> None:
+        if event.job_id != JOB_ID:
+            return  # a poll of the recorder: the next one reads what this one would have
         if event.code == EVENT_JOB_MISSED:
             reason, why = "missed", "it could not start within misfire_grace_time (loaded host?)"
         else:
@@ -280,6 +325,8 @@ class Daemon:
             self.scheduler.modify_job(JOB_ID, **self._job_options(new))
         if new.metrics != old.metrics:
             log.warning("metrics settings changed: they take effect at the next restart")
+        if (new.record, new.history, new.timeline) != (old.record, old.history, old.timeline):
+            log.warning("record settings changed: they take effect at the next restart")
         if new.state_file != old.state_file:
             log.warning("state_file changed: the controller state moves to %s", new.state_file)
         check_timeouts(new)
@@ -311,6 +358,14 @@ class Daemon:
             next_run_time=datetime.now(UTC),
             **self._job_options(self.cfg),
         )
+        if self.recorder is not None:
+            every = self.cfg.record.interval_seconds
+            log.info("recording finished apps to %s every %g s", self.recorder.path, every)
+            self.scheduler.add_job(
+                self.record, "interval", seconds=every, id=RECORD_JOB_ID,
+                executor=RECORD_JOB_ID, next_run_time=datetime.now(UTC), coalesce=True,
+                max_instances=1, misfire_grace_time=max(1, math.ceil(every)),
+            )  # fmt: skip
         self.scheduler.start()
 
     def stop(self) -> None:
@@ -320,10 +375,24 @@ class Daemon:
         monitor = getattr(self._cycle, "monitor", None)  # a test's stand-in cycle may have none
         if isinstance(monitor, Cancellable):
             monitor.cancel()
+        if self.recorder is not None:
+            self.recorder.cancel()
         self.scheduler.shutdown(wait=True)
+        if self.recorder is not None:
+            self._flush_recorder(self.recorder)
         if self._server is not None:
             self._server.close()
             self._server = None
+
+    def _flush_recorder(self, recorder: Recorder) -> None:
+        """The apps the recorder still holds for the JobHistory server, written as they are
+        (`Recorder.flush`); where they cannot be, the next recorder on the file reads them again
+        from the RM."""
+        try:
+            self.metrics.apps_recorded.inc(recorder.flush())
+        except (TraceFull, TraceError, OSError) as exc:
+            log.error("stopping: the apps held for the JobHistory server not written: %s", exc)
+            self.metrics.record_failures.inc()
 
     def watchdog_ok(self) -> bool:
         """The control loop is alive: a cycle ended within two periods plus the worst cycle."""
@@ -376,6 +445,19 @@ def _drain_signals() -> None:
     raise KeyboardInterrupt after the cycle it waited for, and the exit status would not be 0."""
     while (info := signal.sigtimedwait(SIGNALS, 0)) is not None:
         log.info("%s while stopping: ignored", signal.Signals(info.si_signo).name)
+
+
+def recorder_for(cfg: Config) -> Recorder | None:
+    """The recorder of ``record.trace``, or None; TraceError, a start-up error, where the trace
+    could not be appended to (`amtuner.preflight.unusable_trace`), so a daemon that could never
+    record does not run on as if it did."""
+    path = cfg.record.trace
+    if path is None:
+        return None
+    reason = preflight.unusable_trace(path)
+    if reason:
+        raise TraceError(f"record.trace: {reason}")
+    return Recorder.for_config(cfg)
 
 
 def status_line(report: CycleReport) -> str:

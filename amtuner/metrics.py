@@ -136,6 +136,16 @@ class Metrics:
             "Applied changes whose audit line could not be written",
             registry=registry,
         )
+        self.apps_recorded = Counter(
+            "amtuner_apps_recorded",
+            "Finished apps appended to the app trace (record.trace)",
+            registry=registry,
+        )
+        self.record_failures = Counter(
+            "amtuner_record_failures",
+            "Polls of the recorder that failed (the RM, the trace file or its size bound)",
+            registry=registry,
+        )
         self.last_success = Gauge(
             "amtuner_last_success_timestamp_seconds",
             "When the last cycle without an error ended (seconds since the epoch)",

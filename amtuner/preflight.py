@@ -5,12 +5,13 @@ scheduler file is replaced through a temporary file in its own directory (so the
 be writable, have room for a copy, and the new file must be given the old one's owner and
 group, which ``chown(2)`` allows an unprivileged user only for its own uid and groups), a backup
 goes to ``backup_dir``, the controller's memory to ``state_file`` (which must load: a corrupt one
-stops ``run`` at start) beside its lock, and a line to ``audit_log``; missing directories are
-created, so the nearest existing ancestor must be writable. ``refresh.method: command`` runs
-``argv[0]`` from ``PATH`` (``yarn rmadmin -refreshQueues``, Hadoop's ``RMAdminCLI``), and
-``amtuner run`` binds the metrics address before its first cycle. Each finding names the key to
-change. The settings are checked whether or not ``dry_run`` is on: the first live cycle is the
-one after it is turned off.
+stops ``run`` at start) beside its lock, a line to ``audit_log``, and the apps that finished to
+``record.trace`` (an app trace, or no file: another file stops ``run`` at start); missing
+directories are created, so the nearest existing ancestor must be writable.
+``refresh.method: command`` runs ``argv[0]`` from ``PATH`` (``yarn rmadmin -refreshQueues``,
+Hadoop's ``RMAdminCLI``), and ``amtuner run`` binds the metrics address before its first
+cycle. Each finding names the key to change. The settings are checked whether or not
+``dry_run`` is on: the first live cycle is the one after it is turned off.
 
 Permissions are asked with ``os.access`` for the running user, which says yes to everything
 for root: run ``check`` as the service's own user.
@@ -63,6 +64,11 @@ def live_cycle_problems(cfg: Config) -> list[str]:
     reason = unloadable_state(cfg.state_file)
     if reason:
         problems.append(f"state_file: {reason}")
+    if cfg.record.trace is not None:
+        reason = unusable_trace(cfg.record.trace)
+        reason = reason or no_room(cfg.record.trace, TRACE_LINE_BYTES, directory=False)
+        if reason:
+            problems.append(f"record.trace: {reason}")
     if cfg.refresh.method == "command":
         argv0 = cfg.refresh.command[0] if cfg.refresh.command else ""
         if not argv0 or shutil.which(argv0) is None:
@@ -85,6 +91,8 @@ STATE_BYTES = 64 * 1024
 cycle's summary, with a wide margin."""
 AUDIT_LINE_BYTES = 4096
 """Room asked for one audit line (one JSON object per change)."""
+TRACE_LINE_BYTES = 4096
+"""Room asked for one app's line of the trace (some 300 bytes), with a wide margin."""
 
 
 def _size(path: Path) -> int:
@@ -188,6 +196,27 @@ def unloadable_state(path: Path) -> str | None:
         return None
     except (StateError, OSError) as exc:
         return str(exc)
+    return None
+
+
+def unusable_trace(path: Path) -> str | None:
+    """Why `amtuner run` could not append finished apps to the app trace ``path``
+    (``record.trace``), or None: it cannot be opened for writing where it is (or made there),
+    or it holds something other than an app trace of a version this amtuner reads. A torn
+    last line is no reason: the recorder cuts it off. No file, or an empty one, is a new
+    trace."""
+    from amtuner.apptrace import TraceError, read_trace
+
+    reason = cannot_write(path, "opened")
+    if reason:
+        return reason
+    try:
+        if path.stat().st_size > 0:
+            read_trace(path)
+    except FileNotFoundError:
+        return None
+    except (TraceError, OSError) as exc:
+        return f"{exc}: name another file, or move it aside"
     return None
 
 

@@ -48,6 +48,8 @@ METRICS: dict[str, frozenset[str]] = {
         "amtuner_observation_errors_total": {"reason"},
         "amtuner_refresh_failures_total": set(),
         "amtuner_audit_failures_total": set(),
+        "amtuner_apps_recorded_total": set(),
+        "amtuner_record_failures_total": set(),
         "amtuner_last_success_timestamp_seconds": set(),
         "amtuner_dry_run": set(),
         "amtuner_paused": set(),

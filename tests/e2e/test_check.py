@@ -291,6 +291,27 @@ def test_a_file_where_a_directory_should_be(tmp_path: Path, canned_rm) -> None:
     assert f"state_file: {blocker} is not a directory" in out
 
 
+def test_a_trace_the_daemon_could_not_append_to_fails_check(tmp_path: Path, canned_rm) -> None:
+    """``record.trace``: a file that is not an app trace, or a FIFO, is what would stop `amtuner
+    run` at start; a trace of an older version, or none yet, is no problem."""
+    other = tmp_path / "notes.txt"
+    other.write_text("not a trace\n")
+    fifo = tmp_path / "apps.fifo"
+    os.mkfifo(fifo)
+    old = tmp_path / "v2.jsonl"
+    old.write_text('{"format": "amtuner-apps", "version": 2, "rm": "http://rm", "nodes": 4}\n')
+    for trace, expected in (
+        (other, f"record.trace: {other}:1: not an amtuner-apps trace"),
+        (fifo, f"record.trace: {fifo} is a FIFO, not a regular file"),
+        (old, None),
+        (tmp_path / "new" / "apps.jsonl", None),
+    ):
+        code, out = check(tmp_path, canned_rm(healthy), SAFE, **SOUND, record={"trace": str(trace)})
+        assert code == (0 if expected is None else 1), out
+        assert expected is None or expected in out, out
+    assert not (tmp_path / "new").exists(), "check must not create anything"
+
+
 USERS_FILE = b"""<?xml version="1.0"?>
 <allocations>
   <queueMaxAMShareDefault>0.5</queueMaxAMShareDefault>
