@@ -98,7 +98,7 @@ class Setup:
             "audit_log": str(self.tmp / "audit.jsonl"),
         }
         for key, value in overrides.items():
-            doc[key] = {**doc[key], **value} if isinstance(value, dict) else value
+            doc[key] = {**doc.get(key, {}), **value} if isinstance(value, dict) else value
         self.config_path.write_text(yaml.safe_dump(doc))
         return self.config_path
 
@@ -191,6 +191,55 @@ def test_a_file_the_target_cannot_be_read_from_is_logged_once_per_change_not_a_c
     setup.sched.write_text(good)
     d.run_cycle()
     assert setup.metric("amtuner_cycles_total", {"result": "applied"}) == 1
+
+
+def test_a_recorder_whose_rm_does_not_answer_is_logged_once_and_the_cycles_go_on(
+    setup: Setup, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``record.trace`` with an RM that refuses the recorder's connections: every poll fails
+    and is counted, one warning says so, nothing is written and the cycles run as before."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{sock.getsockname()[1]}"
+    trace = setup.tmp / "traces" / "apps.jsonl"
+    d = setup.daemon(rm={"urls": [dead]}, record={"trace": str(trace)})
+    caplog.set_level(logging.INFO, logger="amtuner")
+    for _ in range(3):
+        d.record()
+    d.run_cycle()
+    warned = [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+    assert len(warned) == 1 and warned[0].startswith("recording: rm-unreachable"), warned
+    assert setup.metric("amtuner_record_failures_total") == 3
+    assert setup.metric("amtuner_apps_recorded_total") == 0
+    assert setup.metric("amtuner_cycles_total", {"result": "applied"}) == 1
+    assert not trace.exists()
+
+
+def test_a_stuck_recorder_delays_no_cycle_and_stop_ends_it(setup: Setup, dripping_rm) -> None:
+    """The recorder's RM drips its answer a byte at a time, with timeouts far longer than the
+    test waits: the cycles, on an executor of their own, keep their period, and stopping ends
+    the recorder's request rather than waiting for it."""
+    asked = threading.Event()
+
+    def stuck(conn: socket.socket, stop: threading.Event) -> None:
+        asked.set()
+        while not stop.wait(0.05):
+            conn.sendall(b"H")
+
+    url = dripping_rm(stuck)
+    d = setup.daemon(
+        rm={"urls": [url], "connect_timeout_seconds": 300, "read_timeout_seconds": 300},
+        controller={"period_seconds": 0.05}, record={"trace": str(setup.tmp / "apps.jsonl")},
+    )  # fmt: skip
+    d.start()
+    try:
+        wait_for(asked.is_set, "the recorder's first request")
+        done = d.cycles_done
+        wait_for(lambda: d.cycles_done >= done + 3, "three cycles while the recorder waits")
+    finally:
+        d.stop()
+    assert not d.scheduler.running
+    assert setup.metric("amtuner_record_failures_total") == 1  # its request, abandoned
 
 
 @dataclass
