@@ -327,9 +327,10 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
 
 
 def _check_history(cfg: Config) -> tuple[ExitCode, list[str]]:
-    """Whether ``history.urls`` names a JobHistory server that answers (`amtuner record` asks
-    it): one line. A server down is a risk, for `record` only (the loop never asks it); a URL
-    whose server answers as no JobHistory server does is the config's mistake."""
+    """Whether ``history.urls`` names a JobHistory server that answers (the recorder asks it:
+    `amtuner record`, and the daemon with ``record.trace``): one line. A server down is a risk,
+    for recording only (the control cycle never asks it); a URL whose server answers as no
+    JobHistory server does is the config's mistake."""
     from amtuner.jobhistory import JobDocumentError, history_client, server_info
     from amtuner.monitor import ObservationError, make_session
 
@@ -345,8 +346,8 @@ def _check_history(cfg: Config) -> tuple[ExitCode, list[str]]:
         message = str(exc).replace("no ResourceManager answered", "no JobHistory server answered")
         print(f"history   {_RM_FAILURE.get(exc.reason, 'UNUSABLE')} ({exc.reason}): {message}")
         return ExitCode.OK, [
-            f"the JobHistory server ({where}) did not answer: `amtuner record` would record "
-            "MapReduce apps without their tasks"
+            f"the JobHistory server ({where}) did not answer: the recorder (`amtuner record`, "
+            "record.trace) would record MapReduce apps without their tasks"
         ]
     except JobDocumentError as exc:
         print(f"history   NOT A JOBHISTORY SERVER (bad-response): {where}: {exc}")
