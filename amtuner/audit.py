@@ -23,6 +23,7 @@ from amtuner.cycle import CycleReport
 from amtuner.executor.errors import NotRegularFileError
 from amtuner.executor.reading import read_regular, refuse_irregular
 from amtuner.model import ControllerState, Observation
+from amtuner.monitor.idle import idle_entry
 from amtuner.safetext import shown
 
 log = logging.getLogger(__name__)
@@ -70,7 +71,7 @@ def change_entries(
         "task_memory_ratio": round(task_memory_ratio(obs, unit_mb), 4),
         "source": obs.source,
     }
-    entries = []
+    entries: list[dict[str, object]] = []
     for d in report.decisions:
         if not d.changed:
             continue
@@ -92,6 +93,7 @@ def change_entries(
                     "n": None if prev is None else prev.n,
                 },
                 "waits": wait_records(obs, d.target),
+                **idle_entry(obs, d.target),
                 "refresh": shown(report.refresh),
                 **({"change": report.change_id} if report.change_id else {}),
             }

@@ -80,6 +80,9 @@ def print_report(report: CycleReport, out: TextIO = sys.stdout) -> None:
         waits = None if report.observation is None else waiting(report.observation, d.target)
         if waits:
             lines.append(waits)
+        idle = None if report.observation is None else idle_line(report.observation, d.target)
+        if idle:
+            lines.append(idle)
     if report.diff:
         lines.append(report.diff.rstrip("\n"))
     if report.error:
@@ -96,6 +99,15 @@ def waiting(obs: Observation, target: str) -> str | None:
 
     records = wait_records(obs, target)
     return f"waiting   {target_name(target)}: {describe(records)}" if records else None
+
+
+def idle_line(obs: Observation, target: str) -> str | None:
+    """How `once` says that a target's running apps hold their AM alone; None when none do or
+    none were looked for (`amtuner.monitor.idle`)."""
+    from amtuner.monitor.idle import describe_idle, idle_record
+
+    record = idle_record(obs, target)
+    return f"idle AMs  {target_name(target)}: {describe_idle(record)}" if record else None
 
 
 def _load(args: argparse.Namespace) -> Config:

@@ -9,7 +9,9 @@ path (write-ahead record, atomic write, refresh, read-back).
 
 from __future__ import annotations
 
+import functools
 import hashlib
+import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -44,8 +46,10 @@ from amtuner.model import (
     SchedulerKind,
     same_a,
 )
-from amtuner.monitor import ObservationError
+from amtuner.monitor import ObservationError, idle
 from amtuner.monitor.waits import UnfinishedApp
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -254,7 +258,8 @@ class Cycle:
                 owed = None
             if not sched_file.schedules_vcores:
                 obs = replace(obs, vcores_scheduled=False)
-            obs = cures.held_by_users_limits(obs, sched_file, self._unfinished_apps)
+            listed = functools.cache(self._unfinished_apps)  # one request a cycle at most
+            obs = _with_idle(cures.held_by_users_limits(obs, sched_file, listed), listed)
             decisions, new_states, values = (
                 self._decide(obs, sched_file, states, hypothetical)
                 if approval is None
@@ -368,8 +373,9 @@ class Cycle:
         raise refresh_back(edit, store, failure)
 
     def _unfinished_apps(self) -> tuple[UnfinishedApp, ...]:
-        """Looked up only when asked (`cures.held_by_users_limits`): a monitor of a cluster
-        whose scheduler file limits no user's apps is never asked."""
+        """Looked up only when asked (`cures.held_by_users_limits`, `idle.with_idle_ams`): a
+        monitor of a cluster whose file limits no user's apps and whose AM limits hold no app
+        is never asked."""
         return self.monitor.unfinished_apps()
 
     def _observe(self) -> Observation:
@@ -524,3 +530,13 @@ def _baseline(
     if abs(seen - on_disk) < SAME_A:
         return state
     return replace(state, a=start, n=1, file_a=None)
+
+
+def _with_idle(obs: Observation, listed: Callable[[], Sequence[UnfinishedApp]]) -> Observation:
+    """The idle AMs named where they are looked for (`amtuner.monitor.idle`); they decide
+    nothing, so a listing that fails costs only them, not the cycle."""
+    try:
+        return idle.with_idle_ams(obs, listed)
+    except ObservationError as exc:
+        log.warning("idle AMs not named this cycle: %s", exc)
+        return obs

@@ -215,6 +215,23 @@ class Observation:
     waits: tuple[Wait, ...] = ()
     """Why the waiting apps wait, per leaf queue (`amtuner.causes`); empty where the source
     does not tell (the web UI)."""
+    idle_ams: tuple[IdleAMs, ...] | None = None
+    """Running apps that hold only their AM, per leaf queue (`amtuner.monitor.idle`); None
+    where they were not looked for (only while an AM limit holds apps)."""
+
+    def idle_for(self, target: str) -> IdleAMs | None:
+        """The idle AMs of one target summed (its leaf's, every leaf's for the global target;
+        ``queue`` the target); None where they were not looked for."""
+        if self.idle_ams is None:
+            return None
+        queue = split_target(target)[0]
+        mine = [i for i in self.idle_ams if target == GLOBAL_TARGET or i.queue == queue]
+        return IdleAMs(
+            target,
+            sum(i.apps for i in mine),
+            sum(i.memory_mb for i in mine),
+            sum(i.running for i in mine),
+        )
 
     def waits_for(self, target: str) -> tuple[Wait, ...]:
         """The waits of one target: its leaf queue's (in its partition for a ``leaf@label``
@@ -274,6 +291,20 @@ class WaitCause(enum.StrEnum):
 
 USERS_LIMIT = "users"
 """`Wait.held_at` of apps held by their users' running-apps limits rather than a queue's."""
+
+
+@dataclass(frozen=True, slots=True)
+class IdleAMs:
+    """Running apps of one queue that hold their AM container alone and ask for nothing: a
+    session or service between its queries, or an AM computing on its own (the RM cannot tell
+    them apart); `amtuner.monitor.idle` says which count."""
+
+    queue: str
+    apps: int
+    memory_mb: int
+    """What their containers hold (``allocatedMB``): AM share no task uses."""
+    running: int = 0
+    """The queue's apps RUNNING, of which ``apps`` are idle, as the same listing says."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from amtuner.executor.errors import NotRegularFileError, WriteError
 from amtuner.executor.files import replace_file
 from amtuner.executor.reading import read_regular
 from amtuner.model import ControllerState
+from amtuner.monitor.idle import idle_entry
 from amtuner.safetext import shown
 
 FORMAT_VERSION = 1
@@ -273,6 +274,7 @@ def summarize(report: CycleReport, states: States) -> dict[str, Any]:
                 "reason": d.reason,
                 "n": states[d.target].n if d.target in states else None,
                 "waits": [] if obs is None else wait_records(obs, d.target),
+                **idle_entry(obs, d.target),
             }
             for d in report.decisions
         ],

@@ -71,6 +71,11 @@ def print_status(
                 from amtuner.cures import describe
 
                 print(f"waiting     {target_name(d['target'])}: {describe(d['waits'])}", file=out)
+            if isinstance(d.get("idle_ams"), dict):
+                from amtuner.monitor.idle import describe_idle
+
+                idle = describe_idle(d["idle_ams"])
+                print(f"idle AMs    {target_name(d['target'])}: {idle}", file=out)
     for target, s in sorted(states.items()):
         hist = f"P(t-1)={s.prev_pending} R(t-1)={s.prev_running}"
         print(f"state       {target_name(target)}: A={s.a:g} n={s.n} {hist}", file=out)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,16 @@ from amtuner import audit
 from amtuner.commands import print_report
 from amtuner.cycle import CycleReport
 from amtuner.metrics import Metrics
-from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Rule, SchedulerKind, WaitCause
+from amtuner.model import (
+    GLOBAL_TARGET,
+    ControllerState,
+    Decision,
+    IdleAMs,
+    Rule,
+    SchedulerKind,
+    WaitCause,
+)
+from amtuner.monitor.idle import IDLE_CURE
 from amtuner.monitor.rest import build_observation
 from amtuner.state import save_states, summarize
 from amtuner.status import cmd_status
@@ -108,3 +118,40 @@ def test_the_gauge_has_every_cause_of_every_target(report: CycleReport) -> None:
             "max-apps": 1, "queue-am-limit": 1, "partition-am-limit": 0, "user-am-limit": 0,
             "user-limit": 0, "cluster-full": 0,
         }  # fmt: skip
+
+
+def test_idle_ams_are_said_beside_the_waits(
+    tmp_path: Path, report: CycleReport, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The recorded leaf's three running apps as if they held their AM alone: `once`, the audit
+    line and `status` say so for each target; none is said where none was looked for."""
+    assert report.observation is not None
+    out = io.StringIO()
+    print_report(report, out)
+    assert "idle AMs" not in out.getvalue()
+    idle = IdleAMs(LEAF, 3, 3072, 3)
+    report = replace(report, observation=replace(report.observation, idle_ams=(idle,)))
+    out = io.StringIO()
+    print_report(report, out)
+    said = (
+        f"3 of 3 running apps hold their AM alone (3072 MB) and ask for nothing (cure: {IDLE_CURE})"
+    )
+    lines = [line for line in out.getvalue().splitlines() if line.startswith("idle AMs")]
+    assert lines == [f"idle AMs  root.default: {said}", f"idle AMs  global: {said}"]
+    [entry] = audit.change_entries(report, STATES, unit_mb=1024)
+    assert entry["idle_ams"] == {"apps": 3, "running": 3, "memory_mb": 3072}
+    config = tmp_path / "amtuner.yaml"
+    state = tmp_path / "state.json"
+    config.write_text(
+        json.dumps(
+            {
+                "rm": {"urls": ["http://rm:8088"]},
+                "scheduler": {"kind": "fair", "config_file": str(tmp_path / "fair.xml")},
+                "refresh": {"method": "none"},
+                "state_file": str(state),
+            }
+        )
+    )
+    save_states(state, STATES, summarize(report, STATES))
+    assert cmd_status(argparse.Namespace(config=config, lines=0, json=False)) == 0
+    assert f"idle AMs    global: {said}" in capsys.readouterr().out.splitlines()

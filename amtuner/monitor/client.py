@@ -214,7 +214,8 @@ class RMClient:
 
     def unfinished_apps(self) -> tuple[UnfinishedApp, ...]:
         """The apps the RM has accepted and not finished (`UNFINISHED_APPS_PATH`): whose apps
-        wait, where a FairScheduler's users' limits may hold some."""
+        wait, where a FairScheduler's users' limits may hold some, and which hold their AM
+        alone (`amtuner.monitor.idle`)."""
         return parse_unfinished_apps(self.get_json(UNFINISHED_APPS_PATH), UNFINISHED_APPS_PATH)
 
     def cancel(self) -> None:

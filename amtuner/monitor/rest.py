@@ -70,8 +70,8 @@ METRICS_PATH = "/cluster/metrics"
 SCHEDULER_PATH = "/cluster/scheduler"
 INFO_PATH = "/cluster/info"
 UNFINISHED_APPS_PATH = "/cluster/apps?states=ACCEPTED,RUNNING"
-"""Read only where a FairScheduler's users' running-apps limits may hold apps
-(`amtuner.monitor.waits.held_by_users`): unlike the others, it grows with the apps."""
+"""Read only where a FairScheduler's users' running-apps limits may hold apps, or an AM limit
+holds some (`amtuner.monitor.idle`): unlike the others, it grows with the apps."""
 
 _CS_LEAF_TYPE = "capacitySchedulerLeafQueueInfo"
 _FS_LEAF_TYPE = "fairSchedulerLeafQueueInfo"

@@ -61,7 +61,7 @@ from amtuner.model import (
     Wait,
     WaitCause,
 )
-from amtuner.monitor.fields import _bad, _obj
+from amtuner.monitor.fields import _bad, _count, _obj, _opt_count
 
 
 def classify(obs: Observation) -> Observation:
@@ -236,6 +236,16 @@ class UnfinishedApp:
     accepted: bool
     """In state ACCEPTED: a non-runnable app is, and so is a runnable one whose AM has not
     registered yet."""
+    running_containers: int | None = None
+    allocated_mb: int | None = None
+    asks: int = 0
+    """Containers asked for and not allocated: the ``numContainers`` of its ``*`` entries in
+    ``resourceRequests`` (``AppSchedulingInfo``'s pending asks; Hadoop 3.5.0 leaves the list
+    out when there are none)."""
+    running_s: float | None = None
+    """Seconds since its AM container launched, on the RM's clock: ``elapsedTime`` less
+    ``launchTime`` - ``startedTime``; None before it launched, or where the RM reports no
+    ``launchTime`` (before 3.0)."""
 
 
 def held_by_users(
@@ -294,8 +304,37 @@ def parse_unfinished_apps(doc: Any, url: str = "apps") -> tuple[UnfinishedApp, .
         if not all(isinstance(f, str) and f for f in fields):
             raise _bad(f"{url}: an app without {', '.join(_APP_FIELDS)}: {app!r:.200}")
         queue, user, state = fields
-        out.append(UnfinishedApp(queue, user, state == "ACCEPTED"))  # type: ignore[arg-type]
+        where = f"{url}: {app.get('id')!s:.40}"
+        started, launched, elapsed = (
+            _opt_count(app, k, where) for k in ("startedTime", "launchTime", "elapsedTime")
+        )
+        running_s = None
+        if launched and started is not None and elapsed is not None:
+            running_s = max(0, elapsed - (launched - started)) / 1000
+        out.append(
+            UnfinishedApp(
+                queue, user, state == "ACCEPTED",  # type: ignore[arg-type]
+                running_containers=_opt_count(app, "runningContainers", where),
+                allocated_mb=_opt_count(app, "allocatedMB", where),
+                asks=_asks(app.get("resourceRequests"), where),
+                running_s=running_s,
+            )
+        )  # fmt: skip
     return tuple(out)
+
+
+def _asks(requests: Any, where: str) -> int:
+    """The containers an app's ``resourceRequests`` ask for: its ``*`` (any node) entries', as
+    the node and rack entries repeat the same asks where locality is asked for."""
+    if requests is None:
+        return 0
+    if not isinstance(requests, list):
+        raise _bad(f"{where}.resourceRequests: expected a list, got {type(requests).__name__}")
+    return sum(
+        _count(r, "numContainers", f"{where}.resourceRequests")
+        for r in requests
+        if isinstance(r, Mapping) and r.get("resourceName") == "*"
+    )
 
 
 _APP_FIELDS = ("queue", "user", "state")

@@ -21,6 +21,7 @@ from pathlib import Path
 import requests
 
 from amtuner.model import SchedulerKind
+from amtuner.monitor.idle import IDLE_AFTER_S
 from amtuner.realyarn import apps
 from amtuner.realyarn.admission import Holder
 from amtuner.realyarn.cluster import ClusterSpec, RealRM
@@ -65,6 +66,9 @@ class Scene:
     """FairScheduler: elements of ``<allocations>`` itself (``userMaxAppsDefault``)."""
     root: Mapping[str, str] = field(default_factory=dict)
     """FairScheduler: elements of root's ``<queue>``, a parent's (``maxRunningApps``)."""
+    settle_s: float = 0.0
+    """How long the apps are left as they are once staged: the AMs that run have then run that
+    long (`amtuner.monitor.idle.IDLE_AFTER_S`)."""
 
     def spec(self) -> ClusterSpec:
         """The cluster the scene is staged on."""
@@ -169,6 +173,9 @@ SCENES = {
         SchedulerKind.CAPACITY, 0.25, (Holder(),) * 5, 2, label=AM_LABEL
     ),
 }  # fmt: skip
+SCENES["capacity-idle-ams"] = dataclasses.replace(SCENES["capacity"], settle_s=IDLE_AFTER_S + 10)
+"""The same, its three AMs left alone past the time after which an AM asking for nothing is
+idle: each holds its AM container and asks for no other."""
 SCENES["capacity-user-am-limit-after-kills"] = dataclasses.replace(
     SCENES["capacity-user-am-limit"], after="capacity-max-parallel-apps"
 )
@@ -205,6 +212,7 @@ def stage(rm: RealRM, scene: Scene, timeout_s: float = 60.0) -> bytes:
         m = requests.get(f"{rm.url}/ws/v1/cluster/metrics", timeout=10).json()["clusterMetrics"]
         counts = (m["appsRunning"], m["appsPending"])
         if counts == wanted:
+            time.sleep(scene.settle_s)
             return data
         if time.monotonic() > deadline:
             raise RuntimeError(f"not {wanted} (running, waiting) in {timeout_s:.0f} s: {m}")

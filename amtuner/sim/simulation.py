@@ -43,6 +43,17 @@ PERIODIC_RUN_LIMIT_S = 30 * 86400.0
 """`Simulation.run()` without a limit stops here when periodic tasks keep the clock going."""
 
 
+def _asks(app: App) -> tuple[tuple[int, int, int, int], ...]:
+    """`AppView.asks`: the AM's while it has none, then the pending tasks' by kind and size."""
+    if app.state == "ACCEPTED" and app.started_s is None:
+        return ((0, app.am_memory_mb, app.am_vcores, 1),)
+    asks: dict[tuple[int, int, int], int] = {}
+    for unit in app.pending:
+        key = (20 if unit.is_map else 10, unit.memory_mb, unit.vcores)
+        asks[key] = asks.get(key, 0) + unit.count
+    return tuple((*key, n) for key, n in asks.items() if n)
+
+
 def _mean_s(groups: Sequence[TaskGroup]) -> float:
     """One task's run time, the mean over the groups of one kind (weighted by their counts)."""
     count = sum(g.count for g in groups)
@@ -345,6 +356,7 @@ class Simulation:
                         (runs * g.count, normalise_up(g.memory_mb, alloc), g.vcores, g.duration_s)
                         for g in (*app.spec.maps, *app.spec.reduces)
                     ),
+                    asks=_asks(app),
                 )
             )
         return out

@@ -178,6 +178,10 @@ class AppView:
     """Its AM container and its tasks as its spec has them, for the timeline server's face:
     each group's count over all its runs, memory as the RM allocates it, vcores, and run time
     alone on an idle node."""
+    asks: tuple[tuple[int, int, int, int], ...] = ()
+    """What it has asked for and not been given, as the RM lists it (``resourceRequests``):
+    priority, MB, vcores and containers of each ask; its AM's (priority 0) while that waits,
+    then its tasks' (MapReduce's priorities: 20 maps, 10 reduces, ``RMContainerAllocator``)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -457,6 +457,22 @@ def app_info(app: AppView, view: ClusterView, options: FaceOptions) -> dict[str,
         "logAggregationStatus": "DISABLED",
         "unmanagedApplication": False,
         "amNodeLabelExpression": "",
+        **({"resourceRequests": [_ask(*a) for a in app.asks]} if app.asks else {}),
+    }
+
+
+def _ask(priority: int, memory_mb: int, vcores: int, containers: int) -> dict[str, Any]:
+    """One pending ask (``ResourceRequestInfo``), on any node: the simulator places no task by
+    locality. Hadoop 3.5.0 leaves ``resourceRequests`` out of an app that asks for nothing."""
+    return {
+        "priority": priority,
+        "allocationRequestId": -1,
+        "resourceName": "*",
+        "capability": {"memory": memory_mb, "vCores": vcores},
+        "numContainers": containers,
+        "relaxLocality": True,
+        "nodeLabelExpression": "",
+        "executionTypeRequest": {"executionType": "GUARANTEED", "enforceExecutionType": False},
     }
 
 
