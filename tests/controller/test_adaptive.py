@@ -530,6 +530,43 @@ def test_when_the_rm_says_an_am_limit_holds_them_a_rises_as_far_as_admits_them()
     assert decide(unheld, seen(0.1, p=8))[0].case == Case.ALL_FIT
 
 
+def leaves_held(n: int, limit_mb: int = 10_000) -> Observation:
+    """n CapacityScheduler leaves, each at its AM limit of A 0.1 x the whole cluster (its
+    maximum capacity, on an idle cluster) with apps waiting on it, and room in the cluster."""
+    leaf = QueueStats(
+        name="", pending_apps=5, running_apps=5, memory_used_mb=2 * limit_mb,
+        am_memory_used_mb=limit_mb, am_memory_limit_mb=limit_mb, am_share=0.1,
+    )  # fmt: skip
+    leaves = tuple(replace(leaf, name=f"root.q{i}") for i in range(n))
+    waits = tuple(Wait(q.name, WaitCause.QUEUE_AM_LIMIT, 5) for q in leaves)
+    o = obs(5 * n, 5 * n, 2 * n * limit_mb, n * limit_mb, queues=leaves)
+    return replace(o, waits=waits)
+
+
+def steady(n: int) -> ControllerState:
+    return ControllerState(a=0.1, prev_pending=5 * n, prev_running=5 * n)
+
+
+def test_a_global_capacity_value_raises_by_its_step_over_the_leaves_it_caps_at_once() -> None:
+    """Four leaves each admit AMs up to A x the cluster: a step of A admits four times its
+    share, so it is taken a quarter as far (alpha 0.85 / 2 / 4)."""
+    one, _ = decide(leaves_held(1), steady(1))
+    four, _ = decide(leaves_held(4), steady(4))
+    assert one.case == four.case == Case.ROOM
+    assert one.new_a == pytest.approx(0.1 + 0.85 / 2, abs=1e-3)
+    assert four.new_a == pytest.approx(0.1 + 0.85 / 8, abs=1e-3)
+
+
+def test_leaves_held_by_their_users_count_as_the_ams_they_hold() -> None:
+    """Users' AM limits (their part of each leaf's guarantee times A) hold the four leaves at
+    half their own limits: A's step admits twice its share, not four times."""
+    o = leaves_held(4)
+    halved = tuple(replace(q, am_memory_used_mb=5_000) for q in o.queues)
+    o = replace(o, queues=halved, am_memory_used_mb=20_000)
+    d, _ = decide(o, steady(4))
+    assert d.new_a == pytest.approx(0.1 + 0.85 / 4, abs=1e-3)
+
+
 def test_a_fair_schedulers_leaf_held_by_its_am_limit_is_taken_at_the_value_in_force() -> None:
     """A FairScheduler reports no leaf's maxAMShare, only the limit it computed from it (its
     fair share times the share): a small leaf's limit holds 2 apps while the cluster's figures

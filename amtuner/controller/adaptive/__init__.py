@@ -4,12 +4,13 @@ Pure like the paper's (no I/O, no clock, no logging); one call is one control pe
 reads the period's figures (`figures`: shares of the target's own denominator, in whole AMs),
 asks the rules of `RULES` in order for a verdict, and turns the first into a move in stages: a
 second reversal in a row waits for confirmation, the depth of the search (`_depth`), the step
-(`figures.move`), whole AMs (`_whole_ams`), on a FairScheduler whose limit counts the vcores
-free the first look's A at the top of its band of whole AMs (`rules.blind`), and on a
-CapacityScheduler the half of the first look's step held back until the jobs it admitted show
-their size (`_held_back`, `_give_back`). Each rule's docstring (`rules`) says why it is there;
-`Case` names them in decisions, metrics and status. A stays in [a_min, a_max] with at most
-DECIMALS decimals; what the policy carries between periods is `Memory`.
+(`figures.move`, over the leaves a global CapacityScheduler value caps at once), whole AMs
+(`_whole_ams`), on a FairScheduler whose limit counts the vcores free the first look's A at
+the top of its band of whole AMs (`rules.blind`), and on a CapacityScheduler the half of the
+first look's step held back until the jobs it admitted show their size (`_held_back`,
+`_give_back`). Each rule's docstring (`rules`) says why it is there; `Case` names them in
+decisions, metrics and status. A stays in [a_min, a_max] with at most DECIMALS decimals; what
+the policy carries between periods is `Memory`.
 
 The rules, as one line each (A only gates apps that have not started; it never stops a running
 AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into short jobs on a
@@ -140,7 +141,7 @@ def decide(
             how = f"A stays {a:.4g} (second reversal in a row: waiting one period to confirm)"
         else:
             n = _depth(p, n, want, reversal)
-            new_a, how_far = move(a, n, want > 0, proposal.cap, settings)
+            new_a, how_far = move(a, n, want > 0, proposal.cap, settings, p.f.gain)
             if want > 0 and new_a > a:
                 new_a, how_far = _whole_ams(p, new_a, how_far)
             how = f"A {a:.4g} -> {new_a:.4g} ({how_far})"

@@ -78,6 +78,11 @@ class Figures:
     the largest such growth over the leaves. Counting a leaf's AMs for one user's limit
     understates it, so the A is at most what they need."""
 
+    gain: float = 1.0
+    """How many times A's share of the total the AMs it admits hold (`_leaves_gain`): ``limits``
+    are already divided by it, and a raise's bisection step is (`move`), so a step of A moves
+    the AMs admitted by the share the paper's step meant."""
+
     @property
     def am_limit_holds(self) -> bool:
         return self.a_admitting_held > 0
@@ -294,14 +299,39 @@ def figures(
         base = max(obs.vcores_total - obs.vcores_used, 1) if from_available else vc_total
         limits.append((am_vc_each / base, 1 / base))
     used, am, each, ratio, _ = max(shares)
+    gain = _leaves_gain(obs, target, a)
+    limits = [(one / gain, unit / gain) for one, unit in limits]
     fair = obs.scheduler is SchedulerKind.FAIR
     waiting = max(0.0, pending_mb - p * am_mem_each) / mem_total if pending_mb else 0.0
     reserved = (obs.memory_reserved_mb or 0) / mem_total
     floating = from_available and len(shares) > 1 and shares[0][0] >= shares[1][0]
     return Figures(
         p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating,
-        reserved, _a_admitting_held(obs, target, settings.a_max, a),
+        reserved, _a_admitting_held(obs, target, settings.a_max, a), gain,
     )
+
+
+def _leaves_gain(obs: Observation, target: str, a: float | None) -> float:
+    """How many times A's share of the cluster the AMs it admits may hold, where a global
+    CapacityScheduler value caps several leaves at once: each leaf's AM limit is A times its
+    own usable resource (``LeafQueue.getAMResourceLimitPerPartition``: its current limit, up to
+    its maximum capacity, so on an idle cluster the whole of it), and leaves whose limits hold
+    apps together admit the sum of theirs. The sum of the limits the RM reports over the value
+    each leaf has loaded, but no more than the AMs those leaves hold over A: a user's AM limit
+    (``getUserAMResourceLimitPerPartition``, A times the user's part of the leaf's guarantee)
+    can hold the leaf's apps well under its own."""
+    if obs.scheduler is not SchedulerKind.CAPACITY or target != GLOBAL_TARGET or not a:
+        return 1.0
+    held = {w.queue for w in obs.waits if w.cured_by(target)}
+    bases, ams = [], 0
+    for leaf in obs.queues:
+        q = leaf.in_am_partition()
+        if q.name in held and q.am_memory_limit_mb:
+            bases.append(min(q.am_memory_limit_mb / (q.am_share or a), obs.memory_total_mb))
+            ams += q.am_memory_used_mb or 0
+    if len(bases) < 2:
+        return 1.0
+    return max(1.0, min(sum(bases), ams / a) / obs.memory_total_mb)
 
 
 def _a_admitting_held(
@@ -339,20 +369,21 @@ def task_aim(t2: float, am_to_task: float, work: float = 1.0) -> float:
 
 
 def move(
-    a: float, n: int, up: bool, cap: float, settings: ControllerSettings
+    a: float, n: int, up: bool, cap: float, settings: ControllerSettings, gain: float = 1.0
 ) -> tuple[float, str]:
-    """Up: alpha/2^n towards A_max, at most ``cap`` and at least ``step``. Down: ``cap``, the
-    distance to the goal. Kept inside the bounds; (new A, how)."""
+    """Up: alpha/2^n over ``gain`` (`Figures.gain`) towards A_max, at most ``cap`` and at least
+    ``step``. Down: ``cap``, the distance to the goal. Kept inside the bounds; (new A, how)."""
     bound, name = (settings.a_max, "A_max") if up else (settings.a_min, "A_min")
     if a == bound:
         return a, f"already at {name} {bound:.4g}"
     alpha = abs(bound - a)
-    delta = max(min(math.ldexp(alpha, -n), cap), settings.step) if up else cap
+    delta = max(min(math.ldexp(alpha, -n) / gain, cap), settings.step) if up else cap
     rounded = round_a(a + delta if up else a - delta)
     new = min(rounded, settings.a_max) if up else max(rounded, settings.a_min)
     if not up:
         return new, f"to the goal, {cap:.4f} lower"
-    return new, f"alpha {alpha:.4f}/2^{n}, cap {cap:.4f}, step {settings.step:.4g}"
+    over = f" over {gain:.3g} leaves' limits" if gain > 1 else ""
+    return new, f"alpha {alpha:.4f}/2^{n}{over}, cap {cap:.4f}, step {settings.step:.4g}"
 
 
 def aim_text(aim: float, f: Figures, work: float) -> str:
