@@ -14,6 +14,7 @@ from amtuner.bench import real
 from amtuner.config import ControllerSettings, GuardSettings
 from amtuner.executor import SchedulerFile
 from amtuner.model import SchedulerKind
+from amtuner.monitor.idle import IDLE_CURE
 from amtuner.realyarn import RealRM
 from amtuner.realyarn.admission import simulated
 from amtuner.realyarn.build import Build
@@ -21,6 +22,7 @@ from amtuner.realyarn.capture import SCENES, label_properties, stage
 from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.sched_config import CS_PREFIX
 from tests.e2e.conftest import amtuner
+from tests.e2e.test_idle_ams import IDLE
 from tests.e2e.test_once import WAITING
 from tests.e2e.test_run import cycles, scrape
 from tests.e2e.test_run import wait_for as wait_while_running
@@ -218,11 +220,29 @@ def test_ams_pinned_to_a_label_run_a_batch_on_the_real_rm_as_in_the_simulator(
     run = real.run_real(
         kind, 0.5, "paper", tmp_path, realyarn_build, batch, props, node_label="core"
     )
-    sim = real.run_sim(
-        kind, 0.5, "paper", real.HADOOP_HEARTBEATS, batch, props, node_label="core"
-    )
+    sim = real.run_sim(kind, 0.5, "paper", real.HADOOP_HEARTBEATS, batch, props, node_label="core")
     assert run.figures.ams_at_once == sim.ams_at_once == 2, (run.figures, sim)
     diff = (sim.makespan_s - run.figures.makespan_s) / run.figures.makespan_s
     print(f"AMs on a label: real {run.figures} sim {sim} makespan diff {diff:+.1%}")
     assert abs(diff) <= 0.10, (run.figures, sim)
     assert not leftover_processes(tmp_path)
+
+
+def test_once_names_the_idle_ams_that_hold_the_am_limit(
+    capacity_rm: RealRM, tmp_path: Path
+) -> None:
+    """Three AMs that ask for nothing hold root.default's AM limit (3 GB at 0.1875), two apps
+    wait behind it; past `IDLE_AFTER_S` after their launch, `amtuner once` names the three
+    beside the wait, from the RM's own apps document."""
+    scene = SCENES["capacity-idle-ams"]
+    stage(capacity_rm, scene)
+    run = amtuner("once", "--dry-run", "--config", str(once_config(tmp_path, capacity_rm)))
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert dict(WAITING.findall(run.stdout))["global"] == (
+        "2 queue-am-limit in root.default "
+        "(cure: yarn.scheduler.capacity.root.default.maximum-am-resource-percent)"
+    ), run.stdout
+    assert dict(IDLE.findall(run.stdout)) == {
+        "global": "3 of 3 running apps hold their AM alone (3072 MB) and ask for nothing "
+        f"(cure: {IDLE_CURE})"
+    }, run.stdout
