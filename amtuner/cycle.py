@@ -203,6 +203,10 @@ class Cycle:
     read_back: bool = False
     """Observe the RM again after a refresh and undo a change it did not take
     (`amtuner.readback`); off in a simulation, whose monitor serves one instant per cycle."""
+    name_idle_ams: bool = True
+    """List the apps to name idle AMs where an AM limit holds apps (`amtuner.monitor.idle`);
+    off in a simulation's controlled run, where it decides nothing and the listing of every
+    app each period would be most of the run's cost."""
 
     def run(
         self,
@@ -259,7 +263,9 @@ class Cycle:
             if not sched_file.schedules_vcores:
                 obs = replace(obs, vcores_scheduled=False)
             listed = functools.cache(self._unfinished_apps)  # one request a cycle at most
-            obs = _with_idle(cures.held_by_users_limits(obs, sched_file, listed), listed)
+            obs = cures.held_by_users_limits(obs, sched_file, listed)
+            if self.name_idle_ams:
+                obs = _with_idle(obs, listed)
             decisions, new_states, values = (
                 self._decide(obs, sched_file, states, hypothetical)
                 if approval is None

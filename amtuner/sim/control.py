@@ -284,6 +284,7 @@ class ControlledRun:
             clock=lambda: sim.now,
             read_file=UnchangedFileCache(),
             durable=False,
+            name_idle_ams=False,
         )
         sim.schedule_every(controller.period_seconds, self._tick)
 

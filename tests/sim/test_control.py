@@ -53,6 +53,28 @@ def test_the_controller_moves_a_and_beats_a_too_low_fixed_value(
     assert sim_value(written) == pytest.approx(run.states[""].a)
 
 
+def test_a_controlled_run_never_lists_the_apps_for_idle_ams(tmp_path: Path) -> None:
+    """The daemon names idle AMs while an AM limit holds apps (one listing of every app a
+    cycle); a benchmark's run, which they do not decide, must not pay for it every period."""
+    workload = load_workload("paper:mixed")
+    kind = SchedulerKind.CAPACITY
+    sim = build_simulation(kind, workload, default_scheduler_config(kind, workload.queues, 0.1))
+    run = ControlledRun(sim, tmp_path, controller=ControllerSettings(policy="adaptive"))
+    listed: list[object] = []
+    monitor = run.cycle.monitor
+    real = monitor.unfinished_apps
+    monitor.unfinished_apps = lambda: listed.append(1) or real()  # type: ignore[method-assign]
+    held = 0
+    for cycle in range(4):
+        sim.run_until(cycle * 15.0)
+        report = run.last_report
+        assert report is not None and report.observation is not None
+        held += any(w.cause.a_cures for w in report.observation.waits)
+        assert report.observation.idle_ams is None
+    assert held, "an AM limit must hold apps in some cycle"
+    assert listed == []
+
+
 @pytest.mark.parametrize("policy", ["paper", "adaptive"])
 @pytest.mark.parametrize("kind", list(SchedulerKind))
 @pytest.mark.parametrize("group", ["grep", "terasort", "wordcount", "mixed"])
