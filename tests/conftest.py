@@ -32,6 +32,19 @@ def pytest_configure(config: object) -> None:
 Serve = Callable[[socket.socket, threading.Event], None]
 
 
+def drip(asked: threading.Event) -> Serve:
+    """An answer that never ends: ``asked`` set, then one byte every 50 ms until the test
+    ends (a status line that never completes, so no client timeout short of the test's
+    deadline ends it)."""
+
+    def serve(conn: socket.socket, stop: threading.Event) -> None:
+        asked.set()
+        while not stop.wait(0.05):
+            conn.sendall(b"H")
+
+    return serve
+
+
 @pytest.fixture
 def dripping_rm() -> Iterator[Callable[[Serve], str]]:
     """A TCP server on 127.0.0.1 that reads a request and answers with ``serve``; yields a

@@ -35,6 +35,7 @@ from amtuner.executor import Edit
 from amtuner.model import Observation, SchedulerKind
 from amtuner.sim.simulation import default_scheduler_config
 from amtuner.state import load_last_cycle, load_states
+from tests.conftest import drip
 
 WAIT_S = 15.0
 
@@ -220,13 +221,7 @@ def test_a_stuck_recorder_delays_no_cycle_and_stop_ends_it(setup: Setup, drippin
     test waits: the cycles, on an executor of their own, keep their period, and stopping ends
     the recorder's request rather than waiting for it."""
     asked = threading.Event()
-
-    def stuck(conn: socket.socket, stop: threading.Event) -> None:
-        asked.set()
-        while not stop.wait(0.05):
-            conn.sendall(b"H")
-
-    url = dripping_rm(stuck)
+    url = dripping_rm(drip(asked))
     d = setup.daemon(
         rm={"urls": [url], "connect_timeout_seconds": 300, "read_timeout_seconds": 300},
         controller={"period_seconds": 0.05}, record={"trace": str(setup.tmp / "apps.jsonl")},

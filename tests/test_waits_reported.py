@@ -76,9 +76,8 @@ def test_the_audit_line_carries_the_waits(report: CycleReport) -> None:
     ]  # fmt: skip
 
 
-def test_status_shows_the_waits_from_the_state_file(
-    tmp_path: Path, report: CycleReport, capsys: pytest.CaptureFixture[str]
-) -> None:
+def saved(tmp_path: Path, report: CycleReport) -> Path:
+    """A config whose state file holds ``report``'s cycle, as the daemon saves it."""
     config = tmp_path / "amtuner.yaml"
     state = tmp_path / "state.json"
     config.write_text(
@@ -92,6 +91,13 @@ def test_status_shows_the_waits_from_the_state_file(
         )
     )
     save_states(state, STATES, summarize(report, STATES))
+    return config
+
+
+def test_status_shows_the_waits_from_the_state_file(
+    tmp_path: Path, report: CycleReport, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = saved(tmp_path, report)
     assert cmd_status(argparse.Namespace(config=config, lines=0, json=False)) == 0
     assert f"waiting     root.default: {LINE}" in capsys.readouterr().out.splitlines()
     assert cmd_status(argparse.Namespace(config=config, lines=0, json=True)) == 0
@@ -140,18 +146,6 @@ def test_idle_ams_are_said_beside_the_waits(
     assert lines == [f"idle AMs  root.default: {said}", f"idle AMs  global: {said}"]
     [entry] = audit.change_entries(report, STATES, unit_mb=1024)
     assert entry["idle_ams"] == {"apps": 3, "running": 3, "memory_mb": 3072}
-    config = tmp_path / "amtuner.yaml"
-    state = tmp_path / "state.json"
-    config.write_text(
-        json.dumps(
-            {
-                "rm": {"urls": ["http://rm:8088"]},
-                "scheduler": {"kind": "fair", "config_file": str(tmp_path / "fair.xml")},
-                "refresh": {"method": "none"},
-                "state_file": str(state),
-            }
-        )
-    )
-    save_states(state, STATES, summarize(report, STATES))
+    config = saved(tmp_path, report)
     assert cmd_status(argparse.Namespace(config=config, lines=0, json=False)) == 0
     assert f"idle AMs    global: {said}" in capsys.readouterr().out.splitlines()

@@ -26,6 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from amtuner.demo import running_sim
 from amtuner.executor import SchedulerFile
 from amtuner.model import SchedulerKind
+from tests.conftest import drip
 from tests.e2e.conftest import write_config
 
 pytestmark = pytest.mark.slow
@@ -187,13 +188,7 @@ def test_sigterm_ends_run_during_a_stuck_request(tmp_path: Path, dripping_rm) ->
     """An RM that drips its status line a byte at a time, with timeouts far longer than the
     test waits: SIGTERM still ends `amtuner run` with 0, its request abandoned."""
     asked = threading.Event()
-
-    def stuck(conn: socket.socket, stop: threading.Event) -> None:
-        asked.set()
-        while not stop.wait(0.05):
-            conn.sendall(b"H")
-
-    url = dripping_rm(stuck)
+    url = dripping_rm(drip(asked))
     config = write_config(
         tmp_path / "amtuner.yaml",
         rm={"urls": [url], "connect_timeout_seconds": 300, "read_timeout_seconds": 300},
