@@ -299,7 +299,8 @@ def figures(
         base = max(obs.vcores_total - obs.vcores_used, 1) if from_available else vc_total
         limits.append((am_vc_each / base, 1 / base))
     used, am, each, ratio, _ = max(shares)
-    gain = _leaves_gain(obs, target, a)
+    held = {w.queue for w in obs.waits_for(target) if w.cured_by(target)}
+    gain = _leaves_gain(obs, target, a, held)
     limits = [(one / gain, unit / gain) for one, unit in limits]
     fair = obs.scheduler is SchedulerKind.FAIR
     waiting = max(0.0, pending_mb - p * am_mem_each) / mem_total if pending_mb else 0.0
@@ -307,11 +308,11 @@ def figures(
     floating = from_available and len(shares) > 1 and shares[0][0] >= shares[1][0]
     return Figures(
         p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating,
-        reserved, _a_admitting_held(obs, target, settings.a_max, a), gain,
+        reserved, _a_admitting_held(obs, held, settings.a_max, a), gain,
     )
 
 
-def _leaves_gain(obs: Observation, target: str, a: float | None) -> float:
+def _leaves_gain(obs: Observation, target: str, a: float | None, held: set[str]) -> float:
     """How many times A's share of the cluster the AMs it admits may hold, where a global
     CapacityScheduler value caps several leaves at once: each leaf's AM limit is A times its
     own usable resource (``LeafQueue.getAMResourceLimitPerPartition``: its current limit, up to
@@ -319,10 +320,9 @@ def _leaves_gain(obs: Observation, target: str, a: float | None) -> float:
     apps together admit the sum of theirs. The sum of the limits the RM reports over the value
     each leaf has loaded, but no more than the AMs those leaves hold over A: a user's AM limit
     (``getUserAMResourceLimitPerPartition``, A times the user's part of the leaf's guarantee)
-    can hold the leaf's apps well under its own."""
+    can hold the leaf's apps well under its own. ``held``: the leaves whose waits A cures."""
     if obs.scheduler is not SchedulerKind.CAPACITY or target != GLOBAL_TARGET or not a:
         return 1.0
-    held = {w.queue for w in obs.waits if w.cured_by(target)}
     bases, ams = [], 0
     for leaf in obs.queues:
         q = leaf.in_am_partition()
@@ -335,12 +335,12 @@ def _leaves_gain(obs: Observation, target: str, a: float | None) -> float:
 
 
 def _a_admitting_held(
-    obs: Observation, target: str, a_max: float, a: float | None = None
+    obs: Observation, held: set[str], a_max: float, a: float | None = None
 ) -> float:
-    """See `Figures.a_admitting_held`. A leaf whose loaded share the RM does not report (a
-    FairScheduler reports no maxAMShare) is taken to run under ``a``, the value the target
-    holds, which is the one its waits say would cure them (`Wait.cured_by`)."""
-    held = {w.queue for w in obs.waits_for(target) if w.cured_by(target)}
+    """See `Figures.a_admitting_held`; ``held``: the leaves whose waits the target's A cures
+    (`Wait.cured_by`). A leaf whose loaded share the RM does not report (a FairScheduler
+    reports no maxAMShare) is taken to run under ``a``, the value the target holds, which is
+    the one its waits say would cure them."""
     growth = 0.0
     for leaf in obs.queues:
         q = leaf.in_am_partition()  # the AM limit that holds them is their AMs' partition's
