@@ -102,8 +102,8 @@ def waiting(obs: Observation, target: str) -> str | None:
 
 
 def idle_line(obs: Observation, target: str) -> str | None:
-    """How `once` says that a target's running apps hold their AM alone; None when none do or
-    none were looked for (`amtuner.monitor.idle`)."""
+    """How `once` and `check` say that a target's running apps hold their AM alone; None when
+    none do or none were looked for (`amtuner.monitor.idle`)."""
     from amtuner.monitor.idle import describe_idle, idle_record
 
     record = idle_record(obs, target)
@@ -312,9 +312,9 @@ def _check_rm_and_file(cfg: Config) -> tuple[ExitCode, list[str]]:
         return code or ExitCode.for_error(exc.label), []
     for target, value in values.items():
         print(f"file      {sched_file.path}: {target_name(target)} A = {value:g}")
-    obs = _held_by_users(obs, sched_file, client)
+    obs = _named_from_apps(obs, sched_file, client)
     for target in values:
-        _print_binding_settings(obs, target, sched_file)
+        _print_waits(obs, target, sched_file)
     try:  # an unusable state file (a FIFO would block the read) is a problem of its own
         pending = load_pending(cfg.state_file) if cfg.state_file.is_file() else None
     except StateError:
@@ -374,34 +374,38 @@ def _check_history(cfg: Config) -> tuple[ExitCode, list[str]]:
     return ExitCode.OK, []
 
 
-def _held_by_users(obs: Observation, sched_file: SchedulerFile, client: RMClient) -> Observation:
-    """The waits a FairScheduler's users' running-apps limits hold named, as a cycle names
-    them; as they were when the RM does not list its apps."""
-    from amtuner.cures import held_by_users_limits
+def _named_from_apps(obs: Observation, sched_file: SchedulerFile, client: RMClient) -> Observation:
+    """The waits a FairScheduler's users' running-apps limits hold and the idle AMs named, as a
+    cycle names them (`amtuner.cycle.named_from_apps`: the apps listed once at most, and only
+    where either looks); as they were when the RM does not list its apps."""
+    from amtuner.cycle import named_from_apps
     from amtuner.monitor import ObservationError
 
     try:
-        return held_by_users_limits(obs, sched_file, client.unfinished_apps)
+        return named_from_apps(obs, sched_file, client.unfinished_apps)
     except ObservationError as exc:
         print(f"rm        UNUSABLE ({exc.reason}) for whose apps wait: {exc}")
         return obs
 
 
-def _print_binding_settings(obs: Observation, target: str, sched_file: SchedulerFile) -> None:
+def _print_waits(obs: Observation, target: str, sched_file: SchedulerFile) -> None:
     """A target's waits as `once` prints them, then what the file sets each limit that holds
-    them to: what an operator changes when A is not the limit that binds."""
+    them to (what an operator changes when A is not the limit that binds), then its idle AMs
+    as `once` prints them (whose cure is no setting of the scheduler's)."""
     from amtuner.cures import settings_in_file
     from amtuner.executor import ExecutorError
 
     line = waiting(obs, target)
-    if line is None:
-        return
-    print(shown(line))
-    try:
-        for setting in settings_in_file(obs, target, sched_file):
-            print(f"setting   {setting}")
-    except ExecutorError as exc:
-        print(f"setting   UNREADABLE: {shown(str(exc))}")
+    if line is not None:
+        print(shown(line))
+        try:
+            for setting in settings_in_file(obs, target, sched_file):
+                print(f"setting   {setting}")
+        except ExecutorError as exc:
+            print(f"setting   UNREADABLE: {shown(str(exc))}")
+    idle = idle_line(obs, target)
+    if idle is not None:
+        print(shown(idle))
 
 
 def _check_kerberos(login: KerberosLogin) -> str | None:

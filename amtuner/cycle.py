@@ -262,10 +262,9 @@ class Cycle:
                 owed = None
             if not sched_file.schedules_vcores:
                 obs = replace(obs, vcores_scheduled=False)
-            listed = functools.cache(self._unfinished_apps)  # one request a cycle at most
-            obs = cures.held_by_users_limits(obs, sched_file, listed)
-            if self.name_idle_ams:
-                obs = _with_idle(obs, listed)
+            obs = named_from_apps(
+                obs, sched_file, self._unfinished_apps, idle_ams=self.name_idle_ams
+            )
             decisions, new_states, values = (
                 self._decide(obs, sched_file, states, hypothetical)
                 if approval is None
@@ -538,11 +537,28 @@ def _baseline(
     return replace(state, a=start, n=1, file_a=None)
 
 
-def _with_idle(obs: Observation, listed: Callable[[], Sequence[UnfinishedApp]]) -> Observation:
-    """The idle AMs named where they are looked for (`amtuner.monitor.idle`); they decide
-    nothing, so a listing that fails costs only them, not the cycle."""
+def named_from_apps(
+    obs: Observation,
+    sched_file: SchedulerFile,
+    unfinished_apps: Callable[[], Sequence[UnfinishedApp]],
+    *,
+    idle_ams: bool = True,
+) -> Observation:
+    """The observation with what the apps document says beside the waits named: the apps the
+    users' running-apps limits hold (`cures.held_by_users_limits`) and, with ``idle_ams``, the
+    idle AMs (`idle.with_idle_ams`). Each asks for the listing only where it has something to
+    name, and both share it: ``unfinished_apps`` is called once at most. A cycle and
+    `amtuner check` name them alike.
+
+    Raises `ObservationError` where the users' limits need a listing that fails: whose apps
+    wait decides what A cures. The idle AMs decide nothing, so a listing that fails for them
+    costs only them."""
+    listed = functools.cache(unfinished_apps)
+    obs = cures.held_by_users_limits(obs, sched_file, listed)
+    if not idle_ams:
+        return obs
     try:
         return idle.with_idle_ams(obs, listed)
     except ObservationError as exc:
-        log.warning("idle AMs not named this cycle: %s", exc)
+        log.warning("idle AMs not named: %s", exc)
         return obs

@@ -6,10 +6,13 @@ from __future__ import annotations
 import copy
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from amtuner.cycle import named_from_apps
+from amtuner.executor import SchedulerFile
 from amtuner.model import GLOBAL_TARGET, IdleAMs, Observation, QueueStats, SchedulerKind, Wait
 from amtuner.model import WaitCause as Cause
 from amtuner.monitor import ObservationError
@@ -110,6 +113,45 @@ def test_the_apps_are_listed_only_while_an_am_limit_holds_apps() -> None:
         "framework's idle timeout: tez.session.am.dag.submit.timeout.secs, "
         "livy.server.session.timeout, kyuubi.session.engine.idle.timeout)"
     )
+
+
+def test_the_users_limits_and_the_idle_ams_share_one_listing(tmp_path: Path) -> None:
+    """`named_from_apps`, as a cycle and `amtuner check` call it: a FairScheduler file that
+    limits users and an AM limit that holds apps both want the apps; the RM is asked once. A
+    listing that fails stops the users' limits (they decide what A cures), once, and costs
+    only the idle AMs where nothing else wants it."""
+    path = tmp_path / "fair-scheduler.xml"
+    path.write_text(
+        '<allocations><queue name="default"/><userMaxAppsDefault>9</userMaxAppsDefault>'
+        "</allocations>"
+    )
+    sched = SchedulerFile.read(path, SchedulerKind.FAIR)
+    asked: list[int] = []
+    idle = UnfinishedApp("root.default", "u", False, 1, 1024, 0, IDLE_AFTER_S)
+    held = replace(
+        _observed(Wait("root.default", Cause.QUEUE_AM_LIMIT, 2)), scheduler=SchedulerKind.FAIR
+    )
+
+    def listed() -> tuple[UnfinishedApp, ...]:
+        asked.append(1)
+        return (idle, idle, replace(idle, running_containers=3, allocated_mb=3072))
+
+    obs = named_from_apps(held, sched, listed)
+    assert asked == [1] and obs.waits == held.waits
+    assert obs.idle_ams == (IdleAMs("root.default", 2, 2048, 3),)
+    assert named_from_apps(held, sched, listed, idle_ams=False).idle_ams is None
+    assert asked == [1, 1]
+
+    def failing() -> tuple[UnfinishedApp, ...]:
+        asked.append(1)
+        raise ObservationError("timeout", "no answer")
+
+    asked.clear()
+    with pytest.raises(ObservationError):
+        named_from_apps(held, sched, failing)
+    capacity = replace(held, scheduler=SchedulerKind.CAPACITY)
+    assert named_from_apps(capacity, sched, failing) == capacity
+    assert asked == [1, 1]
 
 
 def test_as_recorded_three_idle_ams_hold_the_am_limit_two_apps_wait_behind() -> None:
