@@ -228,16 +228,21 @@ def test_ams_pinned_to_a_label_run_a_batch_on_the_real_rm_as_in_the_simulator(
     assert not leftover_processes(tmp_path)
 
 
-def test_once_names_the_idle_ams_that_hold_the_am_limit(
+def test_once_and_check_name_the_idle_ams_that_hold_the_am_limit(
     capacity_rm: RealRM, tmp_path: Path
 ) -> None:
     """Three AMs that ask for nothing hold root.default's AM limit (3 GB at 0.1875), two apps
     wait behind it; past `IDLE_AFTER_S` after their launch, `amtuner once` names the three
-    beside the wait, from the RM's own apps document."""
+    beside the wait, from the RM's own apps document, and `amtuner check` names them alike."""
     scene = SCENES["capacity-idle-ams"]
     stage(capacity_rm, scene)
-    run = amtuner("once", "--dry-run", "--config", str(once_config(tmp_path, capacity_rm)))
+    config = str(once_config(tmp_path, capacity_rm))
+    run = amtuner("once", "--dry-run", "--config", config)
     assert run.returncode == 0, run.stdout + run.stderr
+    check = amtuner("check", "--config", config)
+    assert "rm        ok: capacity scheduler" in check.stdout, check.stdout + check.stderr
+    for said in (WAITING, IDLE):
+        assert dict(said.findall(check.stdout)) == dict(said.findall(run.stdout)), check.stdout
     assert dict(WAITING.findall(run.stdout))["global"] == (
         "2 queue-am-limit in root.default "
         "(cure: yarn.scheduler.capacity.root.default.maximum-am-resource-percent)"
