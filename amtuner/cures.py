@@ -25,6 +25,7 @@ from amtuner.model import (
     USERS_LIMIT,
     Observation,
     SchedulerKind,
+    Wait,
     WaitCause,
 )
 from amtuner.monitor.waits import UnfinishedApp, UsersLimits, held_by_users
@@ -168,19 +169,73 @@ def describe(records: Sequence[Mapping[str, Any]]) -> str:
     )
 
 
-def a_cures_none(obs: Observation, target: str) -> bool:
+def a_cures_none(
+    obs: Observation, target: str, a: float | None = None, am_mb: int | None = None
+) -> bool:
     """Whether apps of the target wait and raising A cures none of them (False too when one
     wait cannot be told).
 
     A FairScheduler's ``cluster-full`` is an inference, not a report: one AM of the queue's
     mean size against an ``amMaxResources`` the scheduler last computed when it tried an AM
-    (stale, or 0, until it tries again), so a larger waiting AM, or a fair share that moved,
-    may still be held by ``maxAMShare``."""
+    (stale, or 0, until it tries again). It counts as beyond A's reach only where the limit
+    computed afresh at ``a`` admits every app it names (`_fs_limit_admits`)."""
     waits = obs.waits_for(target)
     if not waits or any(w.cured_by(target) for w in waits):
         return False
-    fair = obs.scheduler is SchedulerKind.FAIR
-    return not (fair and any(w.cause is WaitCause.CLUSTER_FULL for w in waits))
+    if obs.scheduler is not SchedulerKind.FAIR:
+        return True
+    full = [w for w in waits if w.cause is WaitCause.CLUSTER_FULL]
+    return not full or (a is not None and _fs_limit_admits_all(obs, full, a, am_mb))
+
+
+def lowering_moot(obs: Observation, target: str, a: float, am_mb: int | None = None) -> bool:
+    """Whether every app of the target waits, on a FairScheduler, for a node with room, and
+    the AM limit at the lowered ``a`` still admits them all: the lower A holds none of them,
+    and as a container frees they start as they would have. Where it would hold some, the
+    lowering keeps them out so that tasks get what frees, a real trade; and on a
+    CapacityScheduler every wait A cannot cure still meets the limit once what holds it
+    goes (a user's AM limit, say, once its tasks end)."""
+    waits = obs.waits_for(target)
+    if obs.scheduler is not SchedulerKind.FAIR or not waits:
+        return False
+    if any(w.cause is not WaitCause.CLUSTER_FULL for w in waits):
+        return False
+    return _fs_limit_admits_all(obs, waits, a, am_mb)
+
+
+def _fs_limit_admits_all(
+    obs: Observation, waits: Sequence[Wait], a: float, am_mb: int | None
+) -> bool:
+    apps: dict[str, int] = {}
+    for w in waits:
+        apps[w.queue] = apps.get(w.queue, 0) + w.apps
+    return all(_fs_limit_admits(obs, queue, k, a, am_mb) for queue, k in apps.items())
+
+
+def _fs_limit_admits(obs: Observation, queue: str, apps: int, a: float, am_mb: int | None) -> bool:
+    """Whether a FairScheduler leaf's AM limit at ``a``, computed as
+    ``FSLeafQueue.computeMaxAMResource`` computes it now, has room for ``apps`` more AMs of
+    the leaf's mean size (``am_mb`` and one vcore while none runs) beside the AMs it holds.
+
+    The limit is ``a`` x the fair share, truncated (``Resources.multiply``), on each side
+    ``canRunAppAM`` checks; a side the fair share leaves 0 (vcores, under the default ``fair``
+    policy) takes what the cluster has free. Where it has room for all of them, a higher A
+    admits none sooner: they wait for a node with room. Where it has not, as when a cluster
+    full in vcores leaves that side 0, A decides how many containers must free before the
+    next AM starts."""
+    q = obs.queue(queue) if queue else None
+    if q is None or q.am_memory_used_mb is None or not obs.vcores_total:
+        return False
+    running = q.running_apps
+    used_mb, used_vc = q.am_memory_used_mb, q.am_vcores_used or 0
+    mean_mb = -(-used_mb // running) if running and used_mb else am_mb
+    mean_vc = -(-used_vc // running) if running and used_vc else 1
+    share_mb = q.memory_share_mb or obs.memory_total_mb - obs.memory_used_mb
+    share_vc = q.vcores_share or obs.vcores_total - obs.vcores_used
+    if not mean_mb:
+        return False
+    fits_mb = used_mb + apps * mean_mb <= math.floor(share_mb * a)
+    return fits_mb and used_vc + apps * mean_vc <= math.floor(share_vc * a)
 
 
 def a_admitting_curable(

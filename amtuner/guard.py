@@ -84,12 +84,18 @@ def apply(
     if changed_at is not None and held_off(changed_at, obs.time, settings.hold_off_seconds):
         why = f"hold-off: last change {obs.time - changed_at:.0f} s ago < "
         return _held(decision, before, after, f"{why}{settings.hold_off_seconds:g} s")
-    if decision.new_a > decision.old_a and cures.a_cures_none(obs, decision.target):
+    if decision.new_a > decision.old_a and cures.a_cures_none(
+        obs, decision.target, decision.old_a, am_mb
+    ):
         records = cures.wait_records(obs, decision.target)
         why = f"A cures none of the waits: {cures.describe(records)}"
         return _held(decision, before, after, why)
     if decision.new_a > decision.old_a:
         decision, after = _only_what_a_cures(decision, after, obs, am_mb)
+    elif cures.lowering_moot(obs, decision.target, decision.new_a, am_mb):
+        records = cures.wait_records(obs, decision.target)
+        why = f"{decision.new_a:g} holds none of the waits either: {cures.describe(records)}"
+        return _held(decision, before, after, why)
     delta = decision.new_a - decision.old_a
     limit = settings.max_change_per_cycle
     if abs(delta) <= limit + 1e-12:

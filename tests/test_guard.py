@@ -169,6 +169,47 @@ def test_a_fair_scheduler_cluster_full_is_not_proof_enough_to_hold() -> None:
     assert d.new_a == 0.5
 
 
+def full_of_tasks(free_vcores: int) -> Observation:
+    """Four 8 GB nodes of 16 vcores full in memory: two 1 GB AMs and 30 GB of tasks in
+    root.a, whose fair share is the cluster; two apps of 1 GB AMs wait."""
+    leaf = QueueStats(
+        "root.a", pending_apps=2, running_apps=2, memory_used_mb=32768, vcores_used=32,
+        am_memory_used_mb=2048, am_vcores_used=2, am_memory_limit_mb=16384,
+        memory_share_mb=32768, vcores_share=0,
+    )  # fmt: skip
+    return replace(
+        OBS, pending_apps=2, running_apps=2, memory_used_mb=32768, vcores_total=64,
+        vcores_used=64 - free_vcores, queues=(leaf,),
+        waits=(Wait("root.a", WaitCause.CLUSTER_FULL, 2),),
+    )  # fmt: skip
+
+
+def test_a_fair_cluster_full_is_held_where_the_am_limit_computed_afresh_admits_its_apps() -> None:
+    """``FSLeafQueue.computeMaxAMResource``: 0.5 x the 32 GB fair share, and 0.5 x the free
+    vcores (the ``fair`` policy's share has none): with 32 vcores free, 2 + 2 AMs fit both
+    sides, so the apps wait for a node with room and a raise is held. With 3 free, the
+    vcore side is 1 and A decides when the next AM starts: the raise goes through."""
+    before, after = ControllerState(a=0.5), ControllerState(a=0.95)
+    d, _ = guard.apply(decision(0.5, 0.95), before, after, full_of_tasks(32), GuardSettings())
+    assert d.rule is Rule.HOLD and "A cures none of the waits: 2 cluster-full" in d.reason
+    d, _ = guard.apply(decision(0.5, 0.95), before, after, full_of_tasks(3), GuardSettings())
+    assert d.new_a == 0.95
+
+
+def test_a_lowering_that_holds_none_of_a_fair_full_clusters_apps_is_held() -> None:
+    """At 0.25 the limit is 8 GB and 8 vcores, room for the two waiting 1 GB AMs beside the
+    two running: the lowering changes nothing for them, so A stays. At 0.0625 (2 GB) it
+    would hold them, so that tasks get what frees: it goes through."""
+    full = full_of_tasks(32)
+    before = ControllerState(a=0.5)
+    d, _ = guard.apply(decision(0.5, 0.25), before, ControllerState(a=0.25), full, GuardSettings())
+    assert (d.rule, d.new_a) == (Rule.HOLD, 0.5)
+    assert d.reason.startswith("0.25 holds none of the waits either: 2 cluster-full")
+    low = ControllerState(a=0.0625)
+    d, _ = guard.apply(decision(0.5, 0.0625), before, low, full, GuardSettings())
+    assert d.new_a < 0.5
+
+
 def test_a_partitions_own_am_limit_is_raised_only_by_its_own_target() -> None:
     """A partition that sets its own ``maximum-am-resource-percent`` is reached by neither the
     leaf's value nor the global one (``getMaximumAMResourcePercentPerPartition``): their raise
