@@ -213,16 +213,19 @@ def _fs_limit_admits_all(
 
 
 def _fs_limit_admits(obs: Observation, queue: str, apps: int, a: float, am_mb: int | None) -> bool:
-    """Whether a FairScheduler leaf's AM limit at ``a``, computed as
-    ``FSLeafQueue.computeMaxAMResource`` computes it now, has room for ``apps`` more AMs of
-    the leaf's mean size (``am_mb`` and one vcore while none runs) beside the AMs it holds.
+    """Whether the cluster has no room for one more AM of a FairScheduler leaf's mean size
+    (``am_mb`` and one vcore while none runs), and its AM limit at ``a``, computed as
+    ``FSLeafQueue.computeMaxAMResource`` computes it now, has room for ``apps`` more beside
+    the AMs it holds.
 
     The limit is ``a`` x the fair share, truncated (``Resources.multiply``), on each side
     ``canRunAppAM`` checks; a side the fair share leaves 0 (vcores, under the default ``fair``
-    policy) takes what the cluster has free. Where it has room for all of them, a higher A
-    admits none sooner: they wait for a node with room. Where it has not, as when a cluster
-    full in vcores leaves that side 0, A decides how many containers must free before the
-    next AM starts."""
+    policy) takes what the cluster has free. Where it has room for all of them and no node
+    can have room, a higher A admits none sooner: they wait for a container to free. Where
+    the limit has no room, as when a cluster full in vcores leaves that side 0, A decides
+    how many containers must free before the next AM starts. And where the cluster has room
+    the apps have just come and start at the next heartbeat: what the policy makes of them
+    is about the apps that follow."""
     q = obs.queue(queue) if queue else None
     if q is None or q.am_memory_used_mb is None or not obs.vcores_total:
         return False
@@ -230,10 +233,12 @@ def _fs_limit_admits(obs: Observation, queue: str, apps: int, a: float, am_mb: i
     used_mb, used_vc = q.am_memory_used_mb, q.am_vcores_used or 0
     mean_mb = -(-used_mb // running) if running and used_mb else am_mb
     mean_vc = -(-used_vc // running) if running and used_vc else 1
-    share_mb = q.memory_share_mb or obs.memory_total_mb - obs.memory_used_mb
-    share_vc = q.vcores_share or obs.vcores_total - obs.vcores_used
-    if not mean_mb:
+    free_mb = obs.memory_total_mb - obs.memory_used_mb
+    free_vc = obs.vcores_total - obs.vcores_used
+    if not mean_mb or (free_mb >= mean_mb and free_vc >= mean_vc):
         return False
+    share_mb = q.memory_share_mb or free_mb
+    share_vc = q.vcores_share or free_vc
     fits_mb = used_mb + apps * mean_mb <= math.floor(share_mb * a)
     return fits_mb and used_vc + apps * mean_vc <= math.floor(share_vc * a)
 

@@ -187,12 +187,16 @@ def full_of_tasks(free_vcores: int) -> Observation:
 def test_a_fair_cluster_full_is_held_where_the_am_limit_computed_afresh_admits_its_apps() -> None:
     """``FSLeafQueue.computeMaxAMResource``: 0.5 x the 32 GB fair share, and 0.5 x the free
     vcores (the ``fair`` policy's share has none): with 32 vcores free, 2 + 2 AMs fit both
-    sides, so the apps wait for a node with room and a raise is held. With 3 free, the
-    vcore side is 1 and A decides when the next AM starts: the raise goes through."""
+    sides, so the apps wait for a container to free and a raise is held. With 3 free, the
+    vcore side is 1 and A decides when the next AM starts: the raise goes through. With
+    memory free, the apps have just come and start at the next heartbeat: it goes through."""
     before, after = ControllerState(a=0.5), ControllerState(a=0.95)
     d, _ = guard.apply(decision(0.5, 0.95), before, after, full_of_tasks(32), GuardSettings())
     assert d.rule is Rule.HOLD and "A cures none of the waits: 2 cluster-full" in d.reason
     d, _ = guard.apply(decision(0.5, 0.95), before, after, full_of_tasks(3), GuardSettings())
+    assert d.new_a == 0.95
+    room = replace(full_of_tasks(32), memory_used_mb=30720)
+    d, _ = guard.apply(decision(0.5, 0.95), before, after, room, GuardSettings())
     assert d.new_a == 0.95
 
 
