@@ -177,8 +177,9 @@ def a_cures_none(
 
     A FairScheduler's ``cluster-full`` is an inference, not a report: one AM of the queue's
     mean size against an ``amMaxResources`` the scheduler last computed when it tried an AM
-    (stale, or 0, until it tries again). It counts as beyond A's reach only where the limit
-    computed afresh at ``a`` admits every app it names (`_fs_limit_admits`)."""
+    (stale, or 0, until it tries again). It counts as beyond A's reach only where the cluster
+    has no room for one more AM and the limit computed afresh at ``a`` admits every app it
+    names (`_fs_limit_admits`)."""
     waits = obs.waits_for(target)
     if not waits or any(w.cured_by(target) for w in waits):
         return False
