@@ -190,8 +190,9 @@ def a_cures_none(
 
 
 def lowering_moot(obs: Observation, target: str, a: float, am_mb: int | None = None) -> bool:
-    """Whether every app of the target waits, on a FairScheduler, for a node with room, and
-    the AM limit at the lowered ``a`` still admits them all: the lower A holds none of them,
+    """Whether every app of the target waits, on a FairScheduler, for a container to free, and
+    the AM limit at the lowered ``a`` still admits them all (`_fs_limit_admits`): the lower A
+    holds none of them,
     and as a container frees they start as they would have. Where it would hold some, the
     lowering keeps them out so that tasks get what frees, a real trade; and on a
     CapacityScheduler every wait A cannot cure still meets the limit once what holds it

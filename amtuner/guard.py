@@ -5,8 +5,9 @@ automatic change lives here, as pure functions of values: a largest step per cyc
 after a change (the RM needs time to reload and the cluster to react before the next
 observation means anything), a floor under A where a FairScheduler would admit no AM at all,
 no raise while every waiting app is held by a limit A is not part of (`amtuner.cures`) and none
-past what admits the apps the AM limit holds where a running-apps limit holds the rest, and a
-pause switch.
+past what admits the apps the AM limit holds where a running-apps limit holds the rest, no
+lowering that holds none of a FairScheduler's full cluster's waiting apps either, and a pause
+switch.
 """
 
 from __future__ import annotations
