@@ -2,8 +2,9 @@
 
 Each scene (`SCENES`) is a cluster of two 8 GB / 8-vcore NodeManagers, a scheduler file, and
 apps with 1 GB AMs submitted until some run and the rest wait for a known reason; the REST
-responses and the ``/cluster`` page the monitor reads are then saved byte for byte in
-``DIR/<scene>``, so the monitor's tests meet what Hadoop really emits even where no Java runs.
+responses and the web UI pages the monitor reads (``/cluster``, ``/cluster/scheduler``) are then
+saved byte for byte in ``DIR/<scene>``, so the monitor's tests meet what Hadoop really emits
+even where no Java runs.
 The tests on a real RM (tests/realyarn) stage the same scenes on their shared clusters (`stage`).
 """
 
@@ -37,6 +38,7 @@ PAGES = {
     "metrics.json": "/ws/v1/cluster/metrics",
     "scheduler.json": "/ws/v1/cluster/scheduler",
     "cluster.html": "/cluster",
+    "scheduler.html": "/cluster/scheduler",
     "apps.json": "/ws/v1/cluster/apps?states=ACCEPTED,RUNNING",
 }
 LEAF = "root.default"
