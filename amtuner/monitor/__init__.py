@@ -1,4 +1,5 @@
-"""Reads the ResourceManager: REST API first, the web UI's Cluster Metrics table as a fallback."""
+"""Reads the ResourceManager: REST API first, the web UI's pages as a fallback (the Cluster
+Metrics table; a CapacityScheduler's leaves and users for the waits)."""
 
 from amtuner.monitor.client import RMClient, make_session
 from amtuner.monitor.fields import REASONS, ObservationError

@@ -37,7 +37,7 @@ from amtuner import __version__
 from amtuner.config import RMEndpoint, RMSettings
 from amtuner.config.settings import names_path
 from amtuner.kerberos import EXTRA_MISSING, KerberosLogin, SpnegoAuth
-from amtuner.model import GLOBAL_TARGET, Observation, SchedulerKind
+from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind
 from amtuner.monitor.rest import (
     INFO_PATH,
     METRICS_PATH,
@@ -45,6 +45,7 @@ from amtuner.monitor.rest import (
     UNFINISHED_APPS_PATH,
     ObservationError,
     build_observation,
+    check_targets,
     decode_json,
     scheduler_kind_of,
 )
@@ -56,7 +57,7 @@ from amtuner.monitor.transport import (
     Unreachable,
     too_large,
 )
-from amtuner.monitor.waits import UnfinishedApp, parse_unfinished_apps
+from amtuner.monitor.waits import UnfinishedApp, classify, parse_unfinished_apps
 from amtuner.safetext import shown
 
 if TYPE_CHECKING:  # the fallback's HTML reader loads only when it is used
@@ -420,13 +421,6 @@ class RMClient:
             )
         page, answered = self._get_page(rm, why)
         source = shown(f"webui {answered}")
-        named = [t for t in targets if t != GLOBAL_TARGET]
-        if named:
-            raise ObservationError(
-                "unknown-queue",
-                f"{why}, and the web UI at {answered} has no per-queue figures for "
-                f"{', '.join(named)}",
-            )
         # The page names the scheduler the RM really runs; the hint only fills in for old pages.
         kind = page.scheduler or self.scheduler_hint
         if kind is None:
@@ -435,10 +429,19 @@ class RMClient:
                 f"{source}: the page does not name the scheduler (RM older than 2.8); "
                 "set scheduler.kind to capacity or fair",
             )
+        leaves = self._web_leaves(answered) if kind is SchedulerKind.CAPACITY else ()
+        named = [t for t in targets if t != GLOBAL_TARGET]
+        if named and not leaves:
+            raise ObservationError(
+                "unknown-queue",
+                f"{why}, and the web UI at {answered} has no per-queue figures for "
+                f"{', '.join(named)}",
+            )
+        check_targets(named, leaves, source)
         m = page.metrics
         log.debug("REST unavailable (%s); observed %s", why, source)
         self._remember(rm, answered)
-        return Observation(
+        obs = Observation(
             time=now,
             scheduler=kind,
             pending_apps=m.pending_apps,
@@ -447,8 +450,25 @@ class RMClient:
             memory_total_mb=m.memory_total_mb,
             vcores_used=m.vcores_used,
             vcores_total=m.vcores_total,
+            am_memory_used_mb=sum(q.am_memory_used_mb or 0 for q in leaves) if leaves else None,
+            queues=leaves,
             source=source,
         )
+        return classify(obs) if leaves else obs
+
+    def _web_leaves(self, base: str) -> tuple[QueueStats, ...]:
+        """A CapacityScheduler's leaves from its scheduler page, for the waits; () when that
+        page cannot be had or read, and the observation is the cluster's figures alone, as
+        before the page was read (the cycle goes on without the waits)."""
+        from amtuner.monitor.webqueues import SCHEDULER_PAGE_PATH, parse_capacity_page
+
+        try:
+            resp, _ = self._get(base, SCHEDULER_PAGE_PATH, "text/html", rest=False)
+            self._checked(resp, rest=False)
+            return parse_capacity_page(resp.body, resp.url)
+        except (ObservationError, Unreachable) as exc:
+            log.warning("no waits from the web UI: %s", exc)
+            return ()
 
     def _kind_at(self, rm: RMEndpoint) -> SchedulerKind:
         try:

@@ -16,7 +16,7 @@ the 3.5.0 pages show. Both are valid HTML, so cells are read in document order, 
 its own text: an open cell ends at the next ``td``/``th``/``tr``, as a browser's parser ends it.
 
 The page is an RM's answer and may be anything (a proxy's error page, a hostile one): it is read
-in one pass, in time linear in its size (`_read`).
+in one pass, in time linear in its size (`scan`).
 
 Known gap: the 2020 variant of the resource layout printed bytes, not MB, for non-CS schedulers;
 a plain number is read as MB, as ``Resource.toString()`` prints it everywhere else.
@@ -27,6 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from html import unescape
+from typing import Protocol
 
 from amtuner.model import SchedulerKind
 from amtuner.monitor.rest import ClusterMetrics, ObservationError, refuse_implausible
@@ -78,13 +79,18 @@ _TAG = re.compile(r"<(/?)([A-Za-z][^\s/<>]*)([^<>]*)>?")
 next tag, so one pass over the page is linear whatever it holds (an attribute value with a
 ``<`` in it ends the tag early, which no Cluster Metrics table has)."""
 _DECLARATION = re.compile(r"<[!?][^<>]*>?")
-_ID = re.compile(r"""\bid\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", re.IGNORECASE)
 _HEADING_MAX = 100
 """Longer heading text cannot name a table: it is not kept."""
 _TABLES = {"metricsoverview": "Cluster Metrics", "schedulermetricsoverview": "Scheduler Metrics"}
 
 
-class _Grid:
+def attribute(attrs: str, name: str) -> str:
+    """An attribute's value in a start tag's text after its name ("" where it has none)."""
+    match = re.search(rf"""\b{name}\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'>]+))""", attrs, re.I)
+    return next((g for g in match.groups() if g is not None), "") if match else ""
+
+
+class Grid:
     """One table's rows of cells in document order, each cell with only its own text: a cell
     ends at the next ``td``/``th``/``tr`` or at its end tag, as a browser's parser ends it, and
     a nested table's cells are the outer table's rows as well."""
@@ -128,12 +134,12 @@ class _Page:
     with its id, else the first table after the first ``h3`` that names it (2.7 pages)."""
 
     def __init__(self) -> None:
-        self.by_id: dict[str, _Grid] = {}
-        self.by_heading: dict[str, _Grid] = {}
+        self.by_id: dict[str, Grid] = {}
+        self.by_heading: dict[str, Grid] = {}
         self.armed: list[str] = []
         """Headings just seen whose table is the next one to start."""
         self.seen_headings: set[str] = set()
-        self.open: list[_Grid] = []
+        self.open: list[Grid] = []
         self.h3_depth = 0
         self.h3_text: list[str] = []
         self.h3_size = 0
@@ -149,13 +155,12 @@ class _Page:
             self._table(attrs)
 
     def _table(self, attrs: str) -> None:
-        match = _ID.search(attrs)
-        table_id = next((g for g in match.groups() if g is not None), "") if match else ""
-        grid: _Grid | None = None
+        table_id = attribute(attrs, "id")
+        grid: Grid | None = None
         if table_id in _TABLES and table_id not in self.by_id:
-            grid = self.by_id[table_id] = _Grid()
+            grid = self.by_id[table_id] = Grid()
         for heading in self.armed:
-            self.by_heading[heading] = grid = grid or _Grid()
+            self.by_heading[heading] = grid = grid or Grid()
         self.armed = []
         if grid is not None:
             self.open.append(grid)
@@ -186,12 +191,20 @@ class _Page:
         return None if grid is None else grid.cells()
 
 
-def _read(text: str) -> _Page:
+class Sink(Protocol):
+    """What `scan` tells of a page: each start tag (with its attributes' text), end tag and run
+    of text, in document order."""
+
+    def start(self, name: str, attrs: str) -> None: ...
+    def end(self, name: str) -> None: ...
+    def text(self, text: str) -> None: ...
+
+
+def scan(text: str, page: Sink) -> None:
     """One pass over the page, linear in its size: a tokenizer of its own rather than
     html.parser, which rescans the rest of the page at each of many unterminated ``<!--`` or
     ``</`` (quadratic on a hostile page), and no tree, whose builders walk the open elements at
     each stray end tag."""
-    page = _Page()
     pos, size = 0, len(text)
     while pos < size:
         lt = text.find("<", pos)
@@ -224,7 +237,6 @@ def _read(text: str) -> _Page:
             end = size if close is None else close.start()
             page.text(text[pos:end])
             pos = end
-    return page
 
 
 def _row(rows: list[list[tuple[str, str]]], url: str, what: str) -> dict[str, str]:
@@ -248,7 +260,8 @@ def _count(row: dict[str, str], header: str, url: str) -> int:
 def parse_cluster_page(html: str | bytes, url: str = "web UI") -> ClusterPage:
     """Read the Cluster Metrics table of ``/cluster`` (or any page that shows it)."""
     text = html.decode("utf-8", errors="replace") if isinstance(html, bytes) else html
-    page = _read(text)
+    page = _Page()
+    scan(text, page)
     table = page.table("metricsoverview")
     if table is None:
         raise _bad(url, "no Cluster Metrics table on the page (a login page, or not an RM?)")

@@ -17,6 +17,7 @@ import requests
 from amtuner.config import RMSettings
 from amtuner.model import SchedulerKind
 from amtuner.monitor import ObservationError, RMClient, make_session
+from amtuner.monitor.rest import build_observation
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "monitor"
 Reply = tuple[int, dict[str, str], bytes]
@@ -270,11 +271,42 @@ def test_rest_404_falls_back_to_web_ui(rm_factory: Callable[[], FakeRM]) -> None
         (),
         None,
     )
-    assert rm.paths() == ["/ws/v1/cluster/info", "/ws/v1/cluster/metrics", "/cluster"]
+    # A CapacityScheduler's leaves are asked of its scheduler page; a 404 there leaves the
+    # observation the cluster's figures alone.
+    assert rm.paths() == [
+        "/ws/v1/cluster/info", "/ws/v1/cluster/metrics", "/cluster", "/cluster/scheduler"
+    ]  # fmt: skip
     assert c.scheduler_kind() is SchedulerKind.CAPACITY
     with pytest.raises(ObservationError) as err:
         c.observe(["root.default"])
     assert err.value.reason == "unknown-queue" and "no per-queue figures" in err.value.message
+
+
+@pytest.mark.parametrize("scene", ["capacity", "capacity-user-am-limit"])
+def test_web_ui_names_the_waits_rest_names(
+    rm_factory: Callable[[], FakeRM], scene: str
+) -> None:
+    """Hadoop 3.5.0's /cluster and /cluster/scheduler pages, recorded at the moment of its REST
+    documents: the fallback finds the same leaf, users' rooms and waits as REST."""
+    here = DATA / "hadoop-3.5.0" / scene
+    rest = build_observation(
+        json.loads((here / "metrics.json").read_bytes()),
+        json.loads((here / "scheduler.json").read_bytes()),
+        time=0.0, source="rest",
+    )  # fmt: skip
+    rm = rm_factory()
+    for path, name in (("/cluster", "cluster.html"), ("/cluster/scheduler", "scheduler.html")):
+        rm.routes[path] = (200, {"Content-Type": "text/html"}, (here / name).read_bytes())
+    obs = client(rm.url).observe(["root.default"])
+    assert obs.source == f"webui {rm.url}" and obs.waits == rest.waits and obs.waits
+    (leaf,), (expected,) = obs.queues, rest.queues
+    figures = ("name", "pending_apps", "running_apps", "memory_used_mb", "am_memory_used_mb",
+               "am_memory_limit_mb", "user_am_room_mb", "user_room_mb", "containers")  # fmt: skip
+    assert [getattr(leaf, f) for f in figures] == [getattr(expected, f) for f in figures]
+    assert obs.am_memory_used_mb == rest.am_memory_used_mb
+    with pytest.raises(ObservationError) as err:
+        client(rm.url).observe(["root.nope"])
+    assert err.value.reason == "unknown-queue"
 
 
 def test_web_ui_through_standby_and_with_hint(rm_factory: Callable[[], FakeRM]) -> None:

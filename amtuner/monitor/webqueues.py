@@ -1,0 +1,173 @@
+"""A CapacityScheduler's leaves and their users from the RM web UI's ``/cluster/scheduler`` page,
+so that the web UI fallback names why apps wait as the REST path does (`amtuner.monitor.waits`).
+
+``CapacitySchedulerPage`` prints each leaf as an ``InfoBlock`` table (class ``info``) headed
+``'<queue>' Queue Status`` (the path without ``root.`` before 3.x's full path), whose rows carry
+the figures ``CapacitySchedulerLeafQueueInfo`` gives REST under other names, and after it its
+``QueueUsersInfoBlock`` (table ``#userinfo``, "Active Users Info"), one row per user of the
+leaf's ``UsersManager``, its columns found by their headers:
+
+* "Max Resource" (3.5.0: "User Limit Resource") is ``UserInfo.getUserResourceLimit`` and
+  "Used Resource" its ``getResourcesUsed``: REST's ``userResourceLimit`` and ``resourcesUsed``;
+* "Max AM Resource" is the leaf's ``userAmLimit`` of the partition times the user's weight
+  (the leaf's AM limit where it has none), where REST gives each user's own ``amLimit``, which
+  ``UsersManager`` writes from the same figure as the user's apps are activated; "Used AM
+  Resource" is ``getAMResourcesUsed``, REST's ``AMResourceUsed``;
+* "Non-Schedulable Apps" is the user's ``numPendingApplications``: a user with apps waiting.
+
+What the page does not carry, the leaves leave None: the apps over ``max-parallel-apps``
+(``numApplications`` is not printed), the queue's share and its pending memory. A page that
+shows node-label partitions prints each leaf once per partition (``Queue Status for Partition``)
+and says nowhere which one its AMs go to, which the waits depend on: no leaf is read from it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from amtuner.model import QueueStats
+from amtuner.monitor.webui import Grid, _bad, attribute, resource, scan
+
+SCHEDULER_PAGE_PATH = "/cluster/scheduler"
+_HEADING = re.compile(r"'(.+)' Queue Status(?: for Partition '(.*)')?")
+_HEADING_MAX = 1000
+"""Longer text heads no leaf's table, and is not matched (its backtracking grows with it)."""
+_BELOW_ZERO = re.compile(r"(?:^|[:\s])-\d")
+_USER_LIMIT = ("User Limit Resource", "Max Resource")
+"""The user limit's header: 3.5.0's name first, then the one of 2.x to 3.4."""
+
+
+class _Tables:
+    """The leaves' info tables and users' tables in document order. Neither holds the other, so
+    one is open at a time and a table inside it is its own rows (`Grid`): each tag is seen
+    once, whatever the page nests."""
+
+    def __init__(self) -> None:
+        self.found: list[tuple[str, Grid]] = []
+        self.open: Grid | None = None
+
+    def start(self, name: str, attrs: str) -> None:
+        if self.open is not None:
+            self.open.start(name)
+            return
+        if name != "table":
+            return
+        if attribute(attrs, "id") == "userinfo":
+            kind = "users"
+        elif "info" in attribute(attrs, "class").split():
+            kind = "info"
+        else:
+            return
+        self.open = Grid()
+        self.found.append((kind, self.open))
+
+    def end(self, name: str) -> None:
+        if self.open is not None:
+            self.open.end(name)
+            if self.open.depth == 0:
+                self.open = None
+
+    def text(self, text: str) -> None:
+        if self.open is not None:
+            self.open.text(text)
+
+
+@dataclass
+class _Leaf:
+    name: str
+    figures: dict[str, str]
+    users: list[dict[str, str]] = field(default_factory=list)
+
+
+def parse_capacity_page(html: str | bytes, url: str = "web UI") -> tuple[QueueStats, ...]:
+    """The leaves of a CapacityScheduler's ``/cluster/scheduler`` page with the figures
+    `amtuner.monitor.waits` classifies on; () where it shows none (another scheduler's page,
+    or node-label partitions). Raises `ObservationError` on a leaf it cannot read."""
+    text = html.decode("utf-8", errors="replace") if isinstance(html, bytes) else html
+    tables = _Tables()
+    scan(text, tables)
+    leaves: list[_Leaf] = []
+    for kind, grid in tables.found:
+        rows = grid.cells()
+        if kind == "users":
+            if leaves:
+                leaves[-1].users.extend(_user_rows(rows, url))
+            continue
+        first = rows[0][0][1] if rows and rows[0] else ""
+        heading = _HEADING.fullmatch(first) if len(first) <= _HEADING_MAX else None
+        if heading is None:
+            continue
+        if heading[2] is not None:
+            return ()
+        name = heading[1] if heading[1].startswith("root.") else f"root.{heading[1]}"
+        figures = {r[0][1]: r[1][1] for r in rows[1:] if len(r) == 2 and r[0][0] == "th"}
+        leaves.append(_Leaf(name, figures))
+    return tuple(_leaf(leaf, url) for leaf in leaves)
+
+
+def _user_rows(rows: list[list[tuple[str, str]]], url: str) -> list[dict[str, str]]:
+    headers = [text for row in rows for kind, text in row if kind == "th"]
+    out = []
+    for row in rows:
+        cells = [text for kind, text in row if kind == "td"]
+        if not cells:
+            continue
+        if len(cells) != len(headers):
+            raise _bad(url, f"a user's row has {len(cells)} cells under {len(headers)} headers")
+        out.append(dict(zip(headers, cells, strict=True)))
+    return out
+
+
+def _count(figures: dict[str, str], key: str, where: str) -> int:
+    value = figures.get(key)
+    if value is None or not value.isdigit():
+        raise _bad(where, f"{key!r}: expected a non-negative whole number, got {value!r}")
+    return int(value)
+
+
+def _leaf(leaf: _Leaf, url: str) -> QueueStats:
+    where = f"{url} {leaf.name}"
+    f = leaf.figures
+    used = resource(f.get("Used Resources:", ""), where)
+    am_used = resource(f.get("Used Application Master Resources:", ""), where)
+    am_limit = resource(f.get("Max Application Master Resources:", ""), where)
+    containers = f.get("Num Containers:")
+    am_room, room = _waiting_users_room(leaf.users, where)
+    return QueueStats(
+        name=leaf.name,
+        pending_apps=_count(f, "Num Non-Schedulable Applications:", where),
+        running_apps=_count(f, "Num Schedulable Applications:", where),
+        memory_used_mb=used[0],
+        vcores_used=used[1],
+        am_memory_used_mb=am_used[0],
+        am_vcores_used=am_used[1],
+        am_memory_limit_mb=am_limit[0],
+        containers=None if containers is None else _count(f, "Num Containers:", where),
+        user_am_room_mb=am_room,
+        user_room_mb=room,
+    )
+
+
+def _waiting_users_room(
+    users: list[dict[str, str]], where: str
+) -> tuple[int | None, int | None]:
+    """The least AM room and the least room under the user limit among the users with apps
+    waiting, as `amtuner.monitor.rest` reads them from ``UserInfo``. A user the RM took below
+    zero (Hadoop 3.5.0 after kills, `amtuner.monitor.rest`) tells nothing of its room and is
+    left out, as there."""
+    am_rooms, rooms = [], []
+    for user in users:
+        name = f"{where} user {user.get('User Name', '')!r}"
+        if any(_BELOW_ZERO.search(v) for k, v in user.items() if k != "User Name"):
+            continue
+        if not _count(user, "Non-Schedulable Apps", name):
+            continue
+        am_limit, am_used = user.get("Max AM Resource"), user.get("Used AM Resource")
+        if am_limit is not None and am_used is not None:
+            am_rooms.append(resource(am_limit, name)[0] - resource(am_used, name)[0])
+        limit = next((user[h] for h in _USER_LIMIT if h in user), None)
+        used = user.get("Used Resource")
+        if limit is not None and used is not None:
+            rooms.append(resource(limit, name)[0] - resource(used, name)[0])
+    return min(am_rooms, default=None), min(rooms, default=None)

@@ -1,0 +1,143 @@
+"""A CapacityScheduler's leaves and users from Hadoop 3.5.0's own ``/cluster/scheduler`` page,
+recorded at the moment of the REST documents beside it (tests/data/monitor/hadoop-3.5.0)."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from amtuner.model import Observation, WaitCause
+from amtuner.monitor.rest import ObservationError, build_observation
+from amtuner.monitor.waits import classify
+from amtuner.monitor.webqueues import parse_capacity_page
+from tests.monitor.test_monitor_hadoop350 import DATA
+from tests.monitor.test_monitor_webui import without_optional_end_tags
+
+USERS = DATA / "capacity-user-am-limit"
+
+
+def rest_of(scene: str) -> Observation:
+    here = DATA / scene
+    return build_observation(
+        json.loads((here / "metrics.json").read_bytes()),
+        json.loads((here / "scheduler.json").read_bytes()),
+        time=0.0, source="rest",
+    )  # fmt: skip
+
+
+def page(scene: str = "capacity-user-am-limit") -> str:
+    return (DATA / scene / "scheduler.html").read_text()
+
+
+def web_of(scene: str, html: str | None = None) -> Observation:
+    """The REST observation with its leaves as the page gives them, classified again."""
+    leaves = parse_capacity_page(page(scene) if html is None else html, "scheduler.html")
+    return classify(dataclasses.replace(rest_of(scene), queues=leaves, waits=()))
+
+
+def test_the_users_table_gives_the_rooms_rest_gives() -> None:
+    """Alice waits with her 3 GB of AMs at her 3 GB AM limit (``userAmLimit``, user-limit-factor
+    0.5 of the 6 GB queue limit) and 3 GB used of her 8 GB user limit; bob waits for nothing."""
+    (leaf,) = parse_capacity_page(page(), "scheduler.html")
+    (rest,) = rest_of("capacity-user-am-limit").queues
+    assert (leaf.name, leaf.pending_apps, leaf.running_apps) == ("root.default", 2, 5)
+    assert (leaf.am_memory_used_mb, leaf.am_memory_limit_mb, leaf.memory_used_mb) == (
+        5120, 6144, 5120,
+    )  # fmt: skip
+    assert (leaf.user_am_room_mb, leaf.user_room_mb) == (0, 8192 - 3072)
+    assert (leaf.user_am_room_mb, leaf.user_room_mb) == (rest.user_am_room_mb, rest.user_room_mb)
+
+
+@pytest.mark.parametrize(
+    ("scene", "cause"),
+    [("capacity", WaitCause.QUEUE_AM_LIMIT), ("capacity-user-am-limit", WaitCause.USER_AM_LIMIT)],
+)
+def test_the_page_names_the_waits_rest_names(scene: str, cause: WaitCause) -> None:
+    web, rest = web_of(scene), rest_of(scene)
+    assert web.waits == rest.waits
+    assert [(w.queue, w.cause, w.apps) for w in web.waits] == [("root.default", cause, 2)]
+
+
+def test_without_the_users_figures_the_user_am_limit_is_not_named() -> None:
+    """The users' table is what tells the user AM limit from the queue's (2 GB of room left)."""
+    start = page().index('<table id="userinfo">')
+    end = page().index("</table>", start) + len("</table>")
+    web = web_of("capacity-user-am-limit", page()[:start] + page()[end:])
+    assert web.queues[0].user_am_room_mb is None
+    assert [w.cause for w in web.waits] == [WaitCause.QUEUE_AM_LIMIT]
+
+
+@pytest.mark.parametrize("scene", ["capacity", "capacity-user-am-limit"])
+def test_open_cells_read_the_same(scene: str) -> None:
+    closed = (DATA / scene / "scheduler.html").read_bytes()
+    assert parse_capacity_page(without_optional_end_tags(closed)) == parse_capacity_page(closed)
+
+
+def test_the_user_limit_under_its_name_before_3_5() -> None:
+    """2.8 to 3.4 head the user limit's column "Max Resource"."""
+    html = page().replace("User Limit Resource", "Max Resource")
+    assert parse_capacity_page(html) == parse_capacity_page(page())
+
+
+def test_a_user_taken_below_zero_is_left_out() -> None:
+    """As on REST: Hadoop 3.5.0 keeps a user its kills took below zero listed (the
+    capacity-user-am-limit-after-kills recording)."""
+    start = page().index("alice", page().index('<table id="userinfo">'))
+    end = page().index("</tr>", start)
+    # Her row: name, user limit, weight, used, AM limit, AM used (the last 3 GB), apps.
+    before, used_am, after = page()[start:end].rpartition("&lt;memory:3072, vCores:3&gt;")
+    assert used_am
+    html = page()[:start] + before + "&lt;memory:-2048, vCores:-2&gt;" + after + page()[end:]
+    (leaf,) = parse_capacity_page(html)
+    assert (leaf.user_am_room_mb, leaf.user_room_mb) == (None, None)
+
+
+def test_a_page_of_partitions_gives_no_leaf() -> None:
+    """Each leaf once per partition, and nowhere the partition its AMs go to."""
+    partition = "Queue Status for Partition '&lt;DEFAULT_PARTITION&gt;'"
+    html = page().replace("Queue Status", partition, 1)
+    assert parse_capacity_page(html) == ()
+
+
+def test_the_cluster_page_has_no_leaf() -> None:
+    assert parse_capacity_page((USERS / "cluster.html").read_bytes()) == ()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "words"),
+    [
+        ("&lt;memory:6144, vCores:1&gt;", "6 GB", "cannot read resource value"),
+        ("Num Schedulable Applications:", "Num Apps:", "Num Schedulable Applications"),
+        ("Weight\n", "Weight</th><th>Weight", "8 cells under 9 headers"),
+    ],
+)
+def test_an_unreadable_leaf_is_refused(old: str, new: str, words: str) -> None:
+    assert old in page()
+    with pytest.raises(ObservationError) as err:
+        parse_capacity_page(page().replace(old, new, 1), "scheduler.html")
+    assert err.value.reason == "bad-response" and words in err.value.message
+
+
+def test_tables_nested_in_a_leaf_cost_linear_work() -> None:
+    """One table is read at a time: tables nested in it are its rows, each tag seen once."""
+    def work(n: int) -> float:
+        at = page().index('<tr class="odd">')
+        html = page()[:at] + "<table><tr><td>" * n + page()[at:]
+        started = time.process_time()
+        parse_capacity_page(html)
+        return max(time.process_time() - started, 1e-4)
+
+    assert min(work(160_000) / work(40_000) for _ in range(3)) < 10
+
+
+@given(st.text(alphabet="<>/!-?&#;='\" tdhrablexinfoQS:\n", max_size=400))
+def test_any_page_is_read_or_refused_with_a_reason(html: str) -> None:
+    try:
+        parse_capacity_page(html)
+    except ObservationError as exc:
+        assert exc.reason == "bad-response"
