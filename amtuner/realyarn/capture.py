@@ -143,6 +143,10 @@ SCENES = {
     "capacity-cluster-max-parallel-apps": Scene(
         SchedulerKind.CAPACITY, 0.5, (Holder(),) * 5, 2, {f"{CS_PREFIX}max-parallel-apps": "2"}
     ),
+    # Each user's value (`CSMaxRunningAppsEnforcer` checks the user's apps in every queue).
+    "capacity-user-max-parallel-apps": Scene(
+        SchedulerKind.CAPACITY, 0.5, (Holder(),) * 5, 2, {f"{CS_PREFIX}user.max-parallel-apps": "2"}
+    ),
     "fair-max-running-apps": Scene(
         SchedulerKind.FAIR, 0.5, (Holder(),) * 5, 2, {"maxRunningApps": "2"}
     ),

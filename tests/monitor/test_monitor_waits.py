@@ -89,6 +89,9 @@ RECORDED = {
     "capacity-cluster-max-parallel-apps": (
         Wait("root.default", WaitCause.MAX_APPS, 3, ("root.default", "root")),
     ),
+    "capacity-user-max-parallel-apps": (
+        Wait("root.default", WaitCause.MAX_APPS, 3, (USERS_LIMIT,)),
+    ),
     "fair-max-running-apps": (Wait("root.default", WaitCause.MAX_APPS, 3),),
     "fair-parent-max-running-apps": (Wait("root.default", WaitCause.MAX_APPS, 3, ("root",)),),
     "capacity-user-am-limit": (Wait("root.default", WaitCause.USER_AM_LIMIT, 2),),
@@ -100,7 +103,8 @@ RECORDED = {
 def test_as_recorded_under_each_other_limit(scene: str) -> None:
     """What Hadoop 3.5.0 answered with a limit other than the queue's AM share holding apps
     (`amtuner.realyarn.capture.SCENES`): five apps under ``max-parallel-apps`` (the leaf's,
-    or the cluster-wide value that is root's too) or ``maxRunningApps`` 2, three held
+    the cluster-wide value that is root's too, or each user's: the leaf and its parents
+    unlimited, so the user's) or ``maxRunningApps`` 2, three held
     non-runnable; alice's two apps over her AM limit (``user-limit-factor`` 0.5) while bob's
     run, also on an RM that lists a user its kills took below zero (apps -2, AM memory -2 GB:
     left out, not a reason to refuse the answer). Each waiting app is put down to that

@@ -35,6 +35,8 @@ WAITS = {
     "capacity-cluster-max-parallel-apps": "3 max-apps in root.default (cure: "
         "yarn.scheduler.capacity.root.default.max-parallel-apps and "
         "yarn.scheduler.capacity.root.max-parallel-apps)",
+    "capacity-user-max-parallel-apps": "3 max-apps in root.default (cure: "
+        "yarn.scheduler.capacity.user.max-parallel-apps (or user.<user>.max-parallel-apps))",
     "fair-max-running-apps":
         "3 max-apps in root.default (cure: maxRunningApps of queue root.default)",
     "fair-parent-max-running-apps":
@@ -54,7 +56,8 @@ def test_once_names_the_limit_that_holds_the_apps(
     request: pytest.FixtureRequest, name: str, tmp_path: Path
 ) -> None:
     """CapacityScheduler ``max-parallel-apps`` 2 (``CSMaxRunningAppsEnforcer``: root.default's,
-    or the cluster-wide value, which root inherits too, so both must be raised) and
+    or the cluster-wide value, which root inherits too, so both must be raised, or each
+    user's, which the leaf's figures show as apps held with the leaf and root unlimited) and
     FairScheduler ``maxRunningApps`` 2 (``MaxRunningAppsEnforcer``: root.default's, or
     root's, a parent's, which walks from the leaf up) or ``userMaxAppsDefault`` 2 (which no
     document reports: the file says it, the apps document whose apps wait), with
@@ -91,6 +94,7 @@ RUN_CYCLES = 8
     ("name", "start"),
     [
         ("capacity-max-parallel-apps", 0.1),
+        ("capacity-user-max-parallel-apps", 0.1),
         ("fair-max-running-apps", 0.25),
         ("fair-parent-max-running-apps", 0.25),
         ("fair-user-max-apps-default", 0.25),
