@@ -12,7 +12,6 @@ decides how many must free before the next AM may start, which is no wait A cann
 from __future__ import annotations
 
 import dataclasses
-import signal
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,9 +20,8 @@ import pytest
 import requests
 
 from amtuner.bench import real
-from amtuner.config import ControllerSettings, GuardSettings
+from amtuner.config import ControllerSettings
 from amtuner.cures import CLUSTER_CAPACITY
-from amtuner.executor import SchedulerFile
 from amtuner.model import SchedulerKind
 from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.admission import HOLD_S, SETTLE_S
@@ -32,18 +30,16 @@ from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 from tests.e2e.conftest import amtuner
 from tests.e2e.test_once import WAITING
-from tests.e2e.test_run import cycles, scrape
-from tests.e2e.test_run import wait_for as wait_while_running
 from tests.realyarn.conftest import (
     metrics,
     ours,
     reset,
-    run_with_metrics,
     simulation_of,
     wait_for,
     warm_up,
 )
 from tests.realyarn.test_real_once import DECISION, once_config
+from tests.realyarn.test_real_waits import run_default_policy
 
 SPECS = {
     "capacity": ClusterSpec(SchedulerKind.CAPACITY, nodes=3, am_share=0.1),
@@ -170,8 +166,6 @@ def test_once_names_a_full_cluster_and_holds_a(full_rm: RealRM, tmp_path: Path) 
     assert metrics(rm)["appsPending"] == LATE
 
 
-RUN_CYCLES = 8
-
 
 @EVERY
 def test_run_keeps_a_within_a_step_on_a_full_cluster(full_rm: RealRM, tmp_path: Path) -> None:
@@ -183,27 +177,13 @@ def test_run_keeps_a_within_a_step_on_a_full_cluster(full_rm: RealRM, tmp_path: 
     fill(rm)
     start = rm.spec.am_share
     assert start is not None
-    defaults = ControllerSettings()
-    config = once_config(
-        tmp_path, rm,
-        controller={"policy": defaults.policy, "period_seconds": 2.0},
-        guard={"hold_off_seconds": GuardSettings().hold_off_seconds},
-        metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
-    )  # fmt: skip
-    with run_with_metrics(config) as (proc, log, url):
-        wait_while_running(lambda: cycles(scrape(url)) >= RUN_CYCLES, "cycles", proc)
-        samples = scrape(url)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0, log.text()
-    a = samples[("amtuner_am_share_ratio", (("target", "global"),))]
-    waiting = samples[("amtuner_waiting_apps", (("cause", "cluster-full"), ("target", "global")))]
-    on_disk = SchedulerFile.read(rm.scheduler_file, rm.spec.scheduler).effective_value("")
-    print(f"{rm.spec.scheduler}: A {start} -> {a} (file {on_disk}) over {cycles(samples):g} cycles")
-    assert waiting == LATE, log.text()
-    assert abs(a - start) <= defaults.step + 1e-9, log.text()
-    assert abs(on_disk - start) <= defaults.step + 1e-9, log.text()
+    run = run_default_policy(rm, tmp_path, "cluster-full")
+    print(f"{rm.spec.scheduler}: A {start} -> {run.a} (file {run.on_disk})")
+    assert run.waiting == LATE, run.log
+    assert abs(run.a - start) <= run.step + 1e-9, run.log
+    assert abs(run.on_disk - start) <= run.step + 1e-9, run.log
     if rm.spec.scheduler is SchedulerKind.FAIR:
-        assert "A cures none of the waits" in log.text(), log.text()
+        assert "A cures none of the waits" in run.log, run.log
 
 
 FILL_MAP_S = 15.0

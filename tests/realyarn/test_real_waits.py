@@ -90,6 +90,41 @@ def test_once_names_the_limit_that_holds_the_apps(
 RUN_CYCLES = 8
 
 
+@dataclasses.dataclass(frozen=True)
+class DefaultRun:
+    a: float
+    """A as the metrics show it at the end."""
+    on_disk: float
+    waiting: float
+    """The apps waiting for the cause asked about, as the metrics show it."""
+    step: float
+    log: str
+
+
+def run_default_policy(rm: RealRM, tmp_path: Path, cause: str) -> DefaultRun:
+    """`amtuner run` against ``rm`` with the default policy and guard, every 2 s for
+    `RUN_CYCLES` cycles, stopped by SIGTERM."""
+    defaults = ControllerSettings()
+    config = once_config(
+        tmp_path, rm,
+        controller={"policy": defaults.policy, "period_seconds": 2.0},
+        guard={"hold_off_seconds": GuardSettings().hold_off_seconds},
+        metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
+    )  # fmt: skip
+    with run_with_metrics(config) as (proc, log, url):
+        wait_while_running(lambda: cycles(scrape(url)) >= RUN_CYCLES, "cycles", proc)
+        samples = scrape(url)
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=30) == 0, log.text()
+    return DefaultRun(
+        a=samples[("amtuner_am_share_ratio", (("target", "global"),))],
+        on_disk=SchedulerFile.read(rm.scheduler_file, rm.spec.scheduler).effective_value(""),
+        waiting=samples[("amtuner_waiting_apps", (("cause", cause), ("target", "global")))],
+        step=defaults.step,
+        log=log.text(),
+    )
+
+
 @pytest.mark.parametrize(
     ("name", "start"),
     [
@@ -113,26 +148,12 @@ def test_run_keeps_a_within_a_step_under_a_running_apps_limit(
     scene = dataclasses.replace(SCENES[name], am_share=start)
     rm: RealRM = request.getfixturevalue(f"{scene.kind}_rm")
     stage(rm, scene)
-    defaults = ControllerSettings()
-    config = once_config(
-        tmp_path, rm,
-        controller={"policy": defaults.policy, "period_seconds": 2.0},
-        guard={"hold_off_seconds": GuardSettings().hold_off_seconds},
-        metrics={"enabled": True, "address": "127.0.0.1", "port": 0},
-    )  # fmt: skip
-    with run_with_metrics(config) as (proc, log, url):
-        wait_while_running(lambda: cycles(scrape(url)) >= RUN_CYCLES, "cycles", proc)
-        samples = scrape(url)
-        proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=30) == 0, log.text()
-    a = samples[("amtuner_am_share_ratio", (("target", "global"),))]
-    held = samples[("amtuner_waiting_apps", (("cause", "max-apps"), ("target", "global")))]
-    on_disk = SchedulerFile.read(rm.scheduler_file, rm.spec.scheduler).effective_value("")
-    print(f"{name}: A {start} -> {a} (file {on_disk}) over {cycles(samples):g} cycles")
-    assert held == scene.waiting, log.text()
-    assert abs(a - start) <= defaults.step + 1e-9, log.text()
-    assert abs(on_disk - start) <= defaults.step + 1e-9, log.text()
-    assert "A cures none of the waits" in log.text()
+    run = run_default_policy(rm, tmp_path, "max-apps")
+    print(f"{name}: A {start} -> {run.a} (file {run.on_disk})")
+    assert run.waiting == scene.waiting, run.log
+    assert abs(run.a - start) <= run.step + 1e-9, run.log
+    assert abs(run.on_disk - start) <= run.step + 1e-9, run.log
+    assert "A cures none of the waits" in run.log
 
 
 def test_max_parallel_apps_runs_a_batch_on_the_real_rm_as_in_the_simulator(
