@@ -9,6 +9,7 @@ import os
 import socket
 import threading
 from collections.abc import Callable, Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import settings
@@ -18,6 +19,10 @@ settings.register_profile("dev", deadline=None)
 settings.load_profile(
     os.environ.get("AMTUNER_HYPOTHESIS_PROFILE") or ("ci" if os.environ.get("CI") else "dev")
 )
+
+HADOOP_350 = Path(__file__).parent / "data" / "monitor" / "hadoop-3.5.0"
+"""What Hadoop 3.5.0's own RM answered, one directory per `amtuner.realyarn.capture.SCENES`
+scene (its README says how it was recorded)."""
 
 
 def pytest_configure(config: object) -> None:

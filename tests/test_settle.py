@@ -35,6 +35,7 @@ from amtuner.state import (
     save_pending,
     save_states,
 )
+from tests.conftest import HADOOP_350
 
 
 @dataclass
@@ -100,9 +101,6 @@ def test_the_rm_agrees_when_it_runs_with_the_files_value(tmp_path: Path) -> None
         "root.default runs with 0.1, the file says 0.15"
     ]
     assert disagreements(sched, rm.observe(), ["root.other"]) == []
-
-
-HADOOP_350 = Path(__file__).parent / "data" / "monitor" / "hadoop-3.5.0"
 
 
 def recorded(kind: str) -> Observation:

@@ -18,6 +18,7 @@ from amtuner.demo import running_sim
 from amtuner.exitcodes import ExitCode
 from amtuner.sim.sched_config.capacity import parse_capacity_config
 from amtuner.sim.sched_config.fair import parse_allocation_file
+from tests.conftest import HADOOP_350
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_advise import recorded_trace
 
@@ -177,7 +178,7 @@ def test_without_the_nodes_document_the_metrics_give_the_shape(
     """Hadoop 3.5.0's answers, behind a gateway that passes no /ws/v1/cluster/nodes: A 0.1875
     on both schedulers (the FairScheduler's read back from its leaf's AM limit)."""
     trace = recorded_trace(tmp_path / "apps.jsonl", "paper:mixed", 0.1)
-    recorded = Path(__file__).parents[1] / "data" / "monitor" / "hadoop-3.5.0" / kind
+    recorded = HADOOP_350 / kind
 
     def answer(req: Any) -> tuple[int, dict[str, str], bytes]:
         path = req.path.split("?")[0].removeprefix("/ws/v1/cluster/")

@@ -21,6 +21,7 @@ from amtuner.sim.server import SimServer
 from amtuner.sim.simulation import build_simulation, default_scheduler_config
 from amtuner.sim.spec import Workload
 from amtuner.sim.workload.frameworks import services
+from tests.conftest import HADOOP_350
 from tests.e2e.conftest import amtuner, write_config
 
 pytestmark = pytest.mark.slow
@@ -94,7 +95,7 @@ def test_the_simulated_rm_lists_each_app_s_asks_as_hadoop_does(tmp_path: Path) -
     assert idle_ams(parse_unfinished_apps(doc)) == (IdleAMs("root.default", 2, 2048, 4),)
 
 
-RECORDED = Path(__file__).parents[1] / "data" / "monitor" / "hadoop-3.5.0"
+RECORDED = HADOOP_350
 
 
 @pytest.mark.parametrize(

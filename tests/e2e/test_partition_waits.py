@@ -25,14 +25,13 @@ from amtuner.sim.placement import AM_NODE_LABEL
 from amtuner.sim.server import SimServer
 from amtuner.sim.simulation import build_simulation
 from amtuner.sim.spec import IMMEDIATE, JobSpec, Workload
+from tests.conftest import HADOOP_350
 from tests.e2e.conftest import amtuner, write_config
 from tests.e2e.test_once import DECISION, WAITING
 
 SCENE_NAME = "capacity-partition-am-limit"
 SCENE = SCENES[SCENE_NAME]
-RECORDED = (
-    Path(__file__).parents[1] / "data" / "monitor" / "hadoop-3.5.0" / "capacity-partition-am-limit"
-)
+RECORDED = HADOOP_350 / SCENE_NAME
 KEY = f"yarn.scheduler.capacity.root.default.accessible-node-labels.{AM_LABEL}."
 
 

@@ -14,12 +14,13 @@ import pytest
 from amtuner.monitor import ObservationError
 from amtuner.monitor.webui import parse_cluster_page
 from amtuner.sim.simulation import default_scheduler_config
+from tests.conftest import HADOOP_350
 from tests.e2e.conftest import amtuner, json_body, write_config
 from tests.e2e.test_faults import METRICS, fair_scheduler
 
 pytestmark = pytest.mark.slow
 
-LIVE = Path(__file__).resolve().parents[1] / "data" / "monitor" / "hadoop-3.5.0" / "capacity"
+LIVE = HADOOP_350 / "capacity"
 
 
 def serving(metrics: dict[str, object], scheduler: dict[str, object]):

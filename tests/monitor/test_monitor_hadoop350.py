@@ -4,15 +4,15 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from amtuner.model import SchedulerKind
 from amtuner.monitor.rest import build_observation
 from amtuner.monitor.webui import parse_cluster_page
+from tests.conftest import HADOOP_350
 
-DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
+DATA = HADOOP_350
 
 
 @pytest.mark.parametrize("kind", list(SchedulerKind))

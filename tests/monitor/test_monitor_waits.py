@@ -41,8 +41,9 @@ from amtuner.monitor.waits import (
     parse_unfinished_apps,
     queue_waits,
 )
+from tests.conftest import HADOOP_350
 
-DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
+DATA = HADOOP_350
 CS, FS = SchedulerKind.CAPACITY, SchedulerKind.FAIR
 
 

@@ -24,9 +24,9 @@ from amtuner.monitor.queuetree import (
 from amtuner.sim.sched_config import UNLIMITED
 from amtuner.sim.sched_config.capacity import parse_capacity_config
 from amtuner.sim.sched_config.fair import parse_allocation_file
+from tests.conftest import HADOOP_350
 
 DATA = Path(__file__).parent.parent / "data"
-HADOOP_350 = DATA / "monitor" / "hadoop-3.5.0"
 SHARED = DATA / "shared" / "fixtures"
 
 

@@ -7,7 +7,6 @@ others)."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,9 @@ from amtuner.realyarn.capture import SCENES
 from amtuner.sim import rmapi
 from amtuner.sim.simulation import Simulation, build_simulation
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from tests.conftest import HADOOP_350
 
-DATA = Path(__file__).parent.parent / "data" / "monitor" / "hadoop-3.5.0"
+DATA = HADOOP_350
 
 LEAF_FIELDS = {
     SchedulerKind.CAPACITY: (
