@@ -6,9 +6,15 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import json
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
+
+from amtuner.executor.errors import ExecutorError
+from amtuner.executor.files import replace_file
 
 SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"
 """The fixtures copied into the repository (tests/data/shared, each with its source and licence)."""
@@ -75,3 +81,35 @@ def plot_file(text: str) -> Path:
             "needs matplotlib, which is not installed: pip install 'amtuner[plot]'"
         )
     return Path(text)
+
+
+def json_file(text: str) -> Path:
+    """An argparse ``type`` for ``--json``: refused before hours of simulation where the results
+    could not be written (a directory, no such directory, one this user cannot write in)."""
+    path = Path(text)
+    if path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a directory")
+    where = path.parent
+    if not where.is_dir():
+        raise argparse.ArgumentTypeError(f"no directory {where} to write {path.name} in")
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"cannot write in {where}")
+    return path
+
+
+def add_json_argument(p: argparse.ArgumentParser) -> None:
+    """Every bench's ``--json``: its summary, the document docs/ records."""
+    p.add_argument("--json", type=json_file, metavar="FILE", help="write the results as JSON here")
+
+
+def write_json(path: Path, doc: Any) -> bool:
+    """``doc`` written to ``path`` whole or not at all (`replace_file`: a disk that fills
+    mid-write leaves the last run's results as they were); False, the reason on stderr, when
+    the disk refuses, so the caller can exit non-zero after a run whose table it printed."""
+    try:
+        replace_file(path, (json.dumps(doc, indent=2) + "\n").encode(), durable=False)
+    except ExecutorError as exc:  # the disk refused, or a FIFO or device is in the way
+        print(f"amtuner bench: {exc}", file=sys.stderr)
+        return False
+    print(f"wrote {path}")
+    return True

@@ -35,7 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from amtuner.bench import default_workers, whole_number
+from amtuner.bench import add_json_argument, default_workers, whole_number, write_json
 from amtuner.exitcodes import ExitCode
 
 if TYPE_CHECKING:
@@ -172,8 +172,8 @@ def cmd(args: argparse.Namespace) -> int:
         same = result["same_answer"] = theirs == report
         print(f"Dask LocalCluster of {args.workers}: {result['dask_local']}; "
               f"the same report: {'yes' if same else 'NO'}")  # fmt: skip
-    if args.json:
-        args.json.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+    if args.json and not write_json(args.json, result):
+        return ExitCode.FAILED
     return ExitCode.OK if same else ExitCode.FAILED
 
 
@@ -194,5 +194,5 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--dask-local", action="store_true",
                    help="also on a Dask LocalCluster (needs the dask extra)")  # fmt: skip
     p.add_argument("--work", type=Path, help="where the trace goes (default: $TMPDIR)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.set_defaults(func=cmd)

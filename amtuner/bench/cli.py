@@ -19,11 +19,13 @@ from amtuner.bench import (
     ZOO_DEVELOPMENT_SEEDS,
     ZOO_JUDGING_FIRST_SEED,
     ZOO_RUN_SEEDS,
+    add_json_argument,
     advise_week,
     am_share,
     default_workers,
     plot_file,
     whole_number,
+    write_json,
 )
 from amtuner.controller import POLICIES
 from amtuner.exitcodes import ExitCode
@@ -102,13 +104,11 @@ def cmd_paper(args: argparse.Namespace) -> int:
     print(paper.format_table(summary, kinds))
     print(GUARD_NOTE)
     print(f"{len(todo)} simulations in {wall:.1f} s with {args.workers} worker(s)")
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    written = not args.json or write_json(args.json, summary)
     if args.plot:
         paper.plot(summary, kinds, args.plot)
         print(f"wrote {args.plot}")
-    return ExitCode.OK
+    return ExitCode.OK if written else ExitCode.FAILED
 
 
 def cmd_suite(args: argparse.Namespace) -> int:
@@ -135,13 +135,11 @@ def cmd_suite(args: argparse.Namespace) -> int:
     print(suite.format_table(summary, kinds))
     print(GUARD_NOTE)
     print(f"{len(todo)} simulations in {wall:.1f} s with {args.workers} worker(s)")
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    written = not args.json or write_json(args.json, summary)
     if args.plot:
         suite.plot(summary, kinds, args.plot)
         print(f"wrote {args.plot}")
-    return ExitCode.OK
+    return ExitCode.OK if written else ExitCode.FAILED
 
 
 def cmd_real(args: argparse.Namespace) -> int:
@@ -203,9 +201,8 @@ def cmd_advise_real(args: argparse.Namespace) -> int:
         return ExitCode.CONFIG
     for result in summary["results"]:
         print(advise_real.format_result(result))
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    if args.json and not write_json(args.json, summary):
+        return ExitCode.FAILED
     return ExitCode.OK
 
 
@@ -224,13 +221,11 @@ def _report_real(summary: dict[str, Any], args: argparse.Namespace) -> int:
     print(real.format_table(summary))
     print(GUARD_NOTE)
     print(f"{len(summary['rows'])} rows in {summary['wall_seconds']:.0f} s")
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    written = not args.json or write_json(args.json, summary)
     if args.plot:
         real.plot(summary, args.plot)
         print(f"wrote {args.plot}")
-    return ExitCode.OK
+    return ExitCode.OK if written else ExitCode.FAILED
 
 
 def cmd_soak(args: argparse.Namespace) -> int:
@@ -245,8 +240,8 @@ def cmd_soak(args: argparse.Namespace) -> int:
         print(f"{kind.value}: {r.cycles} cycles ({r.changes} changes, errors {r.errors or 0}) "
               f"in {r.wall_seconds:.1f} s; RSS {r.rss_after_warmup_mb} MB after warm-up -> "
               f"{r.rss_end_mb} MB at the end ({r.rss_growth:+.1%})")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if args.json and not write_json(args.json, results):
+        return ExitCode.FAILED
     return ExitCode.OK
 
 
@@ -262,8 +257,8 @@ def cmd_cycle(args: argparse.Namespace) -> int:
               f"{r['apps_pending']} pending; one cycle: median {r['in_process_median_ms']} ms "
               f"in process, {r['http_median_ms']} ms over loopback HTTP "
               f"(max {r['in_process_max_ms']} / {r['http_max_ms']} ms, {args.repeats} cycles)")
-    if args.json:
-        args.json.write_text(json.dumps(results, indent=2) + "\n")
+    if args.json and not write_json(args.json, results):
+        return ExitCode.FAILED
     return ExitCode.OK
 
 
@@ -284,9 +279,8 @@ def cmd_speed(args: argparse.Namespace) -> int:
         return exc.code
     summary["skipped"] = notes
     print(speed.format_table(summary))
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    if args.json and not write_json(args.json, summary):
+        return ExitCode.FAILED
     return ExitCode.OK
 
 
@@ -301,9 +295,8 @@ def cmd_zoo(args: argparse.Namespace) -> int:
     summary = zoo.summarize(result)
     print(zoo.format_report(summary))
     print(GUARD_NOTE)
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    if args.json and not write_json(args.json, summary):
+        return ExitCode.FAILED
     return ExitCode.OK
 
 
@@ -323,9 +316,8 @@ def cmd_advise(args: argparse.Namespace) -> int:
         print(f"amtuner: {exc}", file=sys.stderr)
         return ExitCode.CONFIG
     print(advise.format_report(summary))
-    if args.json:
-        args.json.write_text(json.dumps(summary, indent=2) + "\n")
-        print(f"wrote {args.json}")
+    if args.json and not write_json(args.json, summary):
+        return ExitCode.FAILED
     return ExitCode.OK if advise.passed(summary) else ExitCode.FAILED
 
 
@@ -356,7 +348,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
                    help="the scheduler(s) to run (default: %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.add_argument("--plot", type=plot_file, help="write a bar chart (PNG) here")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
@@ -384,7 +376,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     )
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
                    help="the scheduler(s) to run (default: %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.add_argument("--plot", type=plot_file, help="write a chart (PNG) here")
     p.add_argument("--workers", type=int, default=default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
@@ -416,7 +408,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="the scheduler(s) to run (default: %(default)s)")
     p.add_argument("--runs", type=whole_number(1), default=REAL_RUNS,
                    help="real runs per row, compared by their mean (default: %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.add_argument("--plot", type=plot_file, help="write a bar chart (PNG) here")
     p.add_argument("--work", type=Path,
                    help="directory for the clusters' files and logs (default: a new temporary one)")
@@ -449,7 +441,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="advise's seeds (default: %(default)s)")
     p.add_argument("--workers", type=whole_number(1), default=default_workers(),
                    help="advise's processes (default: the CPUs available, %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.add_argument("--work", type=Path,
                    help="directory for the clusters' files, logs and the trace (default: a new "
                         "temporary one)")
@@ -464,7 +456,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--cycles", type=int, default=10_000, help="default: %(default)s")
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
                    help="the scheduler(s) to run (default: %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.set_defaults(func=cmd_soak)
 
     p = sub.add_parser(
@@ -478,7 +470,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--repeats", type=int, default=50, help="default: %(default)s")
     p.add_argument("--scheduler", choices=["capacity", "fair", "both"], default="both",
                    help="the scheduler(s) to run (default: %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.set_defaults(func=cmd_cycle)
 
     p = sub.add_parser(
@@ -504,7 +496,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     p.add_argument("--shared", type=Path, default=SHARED,
                    help="the fixtures directory holding the FB-2009 trace (default: "
                    "%(default)s); the trace is skipped when absent")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.set_defaults(func=cmd_speed)
 
     dev = ZOO_DEVELOPMENT_SEEDS
@@ -534,7 +526,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="each case's own scheduler (the default), one for every case, or both")
     p.add_argument("--workers", type=whole_number(1), default=default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.set_defaults(func=cmd_zoo)
 
     p = sub.add_parser(
@@ -568,7 +560,7 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    "known to be wrong must fail the bar")
     p.add_argument("--workers", type=whole_number(1), default=default_workers(),
                    help="parallel processes (default: the CPUs available, %(default)s)")
-    p.add_argument("--json", type=Path, help="write the results as JSON here")
+    add_json_argument(p)
     p.set_defaults(func=cmd_advise)
     advise_week.register(sub)
 
