@@ -13,9 +13,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from amtuner.executor.errors import ExecutorError
-from amtuner.executor.files import replace_file
-
 SHARED = Path(__file__).resolve().parents[2] / "tests" / "data" / "shared"
 """The fixtures copied into the repository (tests/data/shared, each with its source and licence)."""
 
@@ -105,7 +102,11 @@ def add_json_argument(p: argparse.ArgumentParser) -> None:
 def write_json(path: Path, doc: Any) -> bool:
     """``doc`` written to ``path`` whole or not at all (`replace_file`: a disk that fills
     mid-write leaves the last run's results as they were); False, the reason on stderr, when
-    the disk refuses, so the caller can exit non-zero after a run whose table it printed."""
+    the disk refuses, so the caller can exit non-zero after a run whose table it printed.
+    Imported here: the executor package brings requests, which building the parser must not."""
+    from amtuner.executor.errors import ExecutorError
+    from amtuner.executor.files import replace_file
+
     try:
         replace_file(path, (json.dumps(doc, indent=2) + "\n").encode(), durable=False)
     except ExecutorError as exc:  # the disk refused, or a FIFO or device is in the way
