@@ -72,17 +72,18 @@ def am_share(text: str) -> float:
 
 def plot_file(text: str) -> Path:
     """An argparse ``type`` for ``--plot``: refused before hours of simulation if the chart
-    could not be drawn."""
+    could not be drawn, or not written there (`output_file`)."""
     if importlib.util.find_spec("matplotlib") is None:
         raise argparse.ArgumentTypeError(
             "needs matplotlib, which is not installed: pip install 'amtuner[plot]'"
         )
-    return Path(text)
+    return output_file(text)
 
 
-def json_file(text: str) -> Path:
-    """An argparse ``type`` for ``--json``: refused before hours of simulation where the results
-    could not be written (a directory, no such directory, one this user cannot write in)."""
+def output_file(text: str) -> Path:
+    """An argparse ``type`` for ``--json`` and ``--plot``: refused before hours of
+    simulation where nothing could be written (a directory, no such directory, one this user
+    cannot write in)."""
     path = Path(text)
     if path.is_dir():
         raise argparse.ArgumentTypeError(f"{text} is a directory")
@@ -96,7 +97,9 @@ def json_file(text: str) -> Path:
 
 def add_json_argument(p: argparse.ArgumentParser) -> None:
     """Every bench's ``--json``: its summary, the document docs/ records."""
-    p.add_argument("--json", type=json_file, metavar="FILE", help="write the results as JSON here")
+    p.add_argument(
+        "--json", type=output_file, metavar="FILE", help="write the results as JSON here"
+    )
 
 
 def write_json(path: Path, doc: Any) -> bool:

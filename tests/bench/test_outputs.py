@@ -1,5 +1,6 @@
-"""A bench's ``--json``: refused before the run where it could not be written, written whole or
-not at all after it, and a refusal at the end is an error, not a traceback."""
+"""A bench's ``--json`` and ``--plot``: refused before the run where they could not be written;
+the JSON written whole or not at all after it, and a refusal at the end an error, not a
+traceback."""
 
 from __future__ import annotations
 
@@ -53,3 +54,11 @@ def test_a_write_refused_after_the_run_is_an_error_that_keeps_the_table(tmp_path
     assert f"amtuner bench: {out} is a FIFO, not a regular file" in run.stderr
     assert "Traceback" not in run.stderr
     assert stat.S_ISFIFO(out.stat().st_mode)
+
+
+def test_a_chart_that_cannot_be_written_is_refused_before_the_run(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib")
+    run = amtuner("bench", "paper", "--plot", str(tmp_path / "missing" / "paper.png"))
+    assert run.returncode == ExitCode.CONFIG, run.stderr
+    assert "no directory" in run.stderr
+    assert run.stdout == ""
