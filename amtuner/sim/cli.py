@@ -153,16 +153,24 @@ def format_text(result: SimResult) -> str:
     return "\n".join(lines)
 
 
+def refused(exc: ValueError | OSError) -> ExitCode:
+    """The exit code of a simulated cluster that cannot be built: a workload spec that does not
+    parse is a usage error; a scheduler file the simulated RM refuses, or a file or port the
+    system refuses, a failure, as the real RM refusing its file would be."""
+    from amtuner.sim.simulation import SchedulerConfigError
+
+    failed = isinstance(exc, SchedulerConfigError | OSError)
+    return ExitCode.FAILED if failed else ExitCode.CONFIG
+
+
 def run(args: argparse.Namespace) -> int:
     from amtuner.sim.control import ControlledRun
-    from amtuner.sim.simulation import SchedulerConfigError
 
     try:
         sim = build(args)
     except (ValueError, OSError) as exc:  # WorkloadError and SchedulerConfigError are ValueErrors
         print(f"amtuner simulate: {exc}", file=sys.stderr)
-        failed = isinstance(exc, SchedulerConfigError | OSError)
-        return ExitCode.FAILED if failed else ExitCode.CONFIG
+        return refused(exc)
     policy = parse_policy(args.policy)
     with tempfile.TemporaryDirectory(prefix="amtuner-simulate-") as tmp:
         if isinstance(policy, str):

@@ -138,6 +138,7 @@ def _config_path(
 
 
 def run_sim(args: argparse.Namespace) -> int:
+    from amtuner.sim.cli import refused
     from amtuner.sim.rmapi import FaceOptions
     from amtuner.sim.server import SimServer
     from amtuner.sim.simulation import build_simulation
@@ -175,7 +176,7 @@ def run_sim(args: argparse.Namespace) -> int:
             )
         except (ValueError, OSError) as e:  # WorkloadError, SchedulerConfigError, port in use
             print(f"amtuner sim: {e}", file=sys.stderr)
-            return ExitCode.FAILED
+            return refused(e)
         print(f"scheduler config: {path}", flush=True)
         _serve_until_signalled(server, sim)
     return ExitCode.OK

@@ -409,6 +409,14 @@ def test_sim_refuses_to_start_on_a_bad_file_and_sim_admin_needs_an_rm(tmp_path: 
         timeout=60,
     )
     assert run.returncode == 2 and "--mutable-conf" in run.stderr
+    run = subprocess.run(  # a usage error, as `amtuner simulate` says it
+        [*base[:-2], "--workload", "paper:nosuch", "--scheduler", "fair"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert run.returncode == 2 and "amtuner sim: " in run.stderr and "nosuch" in run.stderr
     with socket.socket() as s:  # a port nobody listens on once closed
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
