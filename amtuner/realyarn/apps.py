@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import requests
 
-from amtuner.sim.spec import JobSpec, TaskGroup, Workload
+from amtuner.sim.spec import NO_USER, JobSpec, TaskGroup, Workload
 
 APP_TYPE = "AMTUNER"
 USER = "amtuner"
@@ -78,8 +78,9 @@ class RealJob:
 
 
 def real_job(spec: JobSpec, child: JobSpec | None = None) -> RealJob:
-    """The same job for the AM host: counts, sizes, times and slow start, and the
-    ``child`` its AM submits and waits for (`JobSpec.launched_by`)."""
+    """The same job for the AM host: counts, sizes, times and slow start, its user (`USER`
+    where the workload names none: one user for all, as in the simulator), and the ``child``
+    its AM submits and waits for (`JobSpec.launched_by`)."""
 
     def tasks(groups: tuple[TaskGroup, ...]) -> Tasks | None:
         if not groups:
@@ -90,6 +91,7 @@ def real_job(spec: JobSpec, child: JobSpec | None = None) -> RealJob:
     return RealJob(
         name=spec.job_id,
         queue=spec.queue.removeprefix("root."),
+        user=USER if spec.user == NO_USER else spec.user,
         am_memory_mb=spec.am_memory_mb,
         am_vcores=spec.am_vcores,
         maps=tasks(spec.maps),
@@ -107,13 +109,22 @@ def real_job(spec: JobSpec, child: JobSpec | None = None) -> RealJob:
 def real_jobs(batch: Workload) -> list[RealJob]:
     """The jobs of ``batch`` submitted at once, each launcher's child inside it (the AM host's
     launchers submit one child each)."""
+    return [job for _, job in timed_jobs(batch)]
+
+
+def timed_jobs(batch: Workload) -> list[tuple[float, RealJob]]:
+    """The jobs of ``batch`` to submit, each with its `JobSpec.submit_s`, in the order of
+    ``batch``; each launcher's child inside it (the AM host's launchers submit one child
+    each), since its AM submits it."""
     children: dict[str, JobSpec] = {}
     for job in batch.jobs:
         if job.launched_by in children:
             raise ValueError(f"{job.launched_by} launches more than one child")
         if job.launched_by:
             children[job.launched_by] = job
-    return [real_job(j, children.get(j.job_id)) for j in batch.jobs if not j.launched_by]
+    return [
+        (j.submit_s, real_job(j, children.get(j.job_id))) for j in batch.jobs if not j.launched_by
+    ]
 
 
 def submit(session: requests.Session, url: str, job: RealJob, markers: str) -> str:

@@ -10,6 +10,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 TaskKind = Literal["map", "reduce"]
+NO_USER = "default"
+"""`JobSpec.user` of a job whose workload names no user: the simulator runs every such job as
+this one user."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,7 +40,7 @@ class JobSpec:
     (`amtuner.sim.placement`)."""
     maps: tuple[TaskGroup, ...]
     reduces: tuple[TaskGroup, ...] = ()
-    user: str = "default"
+    user: str = NO_USER
     profile: str = ""
     """Name of the row of the job-profile table this job came from (``grep``, ``terasort`` …)."""
     am_memory_mb: int = 1536

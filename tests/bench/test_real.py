@@ -37,6 +37,22 @@ def test_a_job_keeps_its_work_on_the_real_rm() -> None:
     assert "amtuner.maps=8x1024x1x8" in job.tags() and "amtuner.am=3x1x0.05" in job.tags()
 
 
+def test_each_job_goes_to_the_real_rm_as_its_user_at_its_time() -> None:
+    """A job's user submits it, the launcher's own where the workload names none (the
+    simulator runs those as one user); each job keeps its submission time, a launcher's child
+    none of its own (its launcher's AM submits it)."""
+    spec = real.workload().jobs[0]
+    assert real.apps.real_job(spec).user == real.apps.USER
+    assert real.apps.real_job(dataclasses.replace(spec, user="alice")).user == "alice"
+    timed = real.apps.timed_jobs(services(2, jobs=1))
+    assert [(at, job.name) for at, job in timed] == [
+        (0.0, "service-00"), (0.0, "service-01"), (1.0, "job-00"),
+    ]  # fmt: skip
+    assert [job.name for _, job in real.apps.timed_jobs(launchers(2))] == [
+        "launcher-00", "launcher-01",
+    ]  # fmt: skip
+
+
 def test_a_launcher_carries_its_child_for_the_am_host() -> None:
     """Each launcher is submitted with its child's work in its tags (`RealJob.child`), which
     the AM host reads back to submit the child; a child is not submitted by itself."""

@@ -201,17 +201,30 @@ def against_sim(
     label: str,
     *,
     watch: dict[str, list[tuple[float, int]]] | None = None,
+    before_late: Callable[[], None] | None = None,
 ) -> tuple[Figures, Figures]:
     """``batch`` on ``rm`` (either scheduler) at ``a`` from a warm cluster to its last app's end
     (every one SUCCEEDED), and through the simulator: AMs at once exact, makespans within 10 %;
-    (real, simulated). ``watch``: each running app's containers at every look (monotonic
-    seconds, count), filled in."""
+    (real, simulated). Each job is submitted as the simulator submits it: at its ``submit_s``
+    after the first submission, as its user (`apps.real_job`). ``watch``: each running app's
+    containers at every look (monotonic seconds, count), filled in. ``before_late``: run
+    before each job submitted after the first instant (what the cluster holds then)."""
     set_am_share(rm, a)
     warm_up(rm)
     session = requests.Session()
     before = {str(r["id"]) for r in apps.listed(session, rm.url)}
-    for job in apps.real_jobs(batch):
-        apps.submit(session, rm.url, job, str(rm.markers))
+    timed = sorted(apps.timed_jobs(batch), key=lambda t: t[0])
+    # One session per user: the RM's authentication filter knows a caller by its cookie.
+    as_user = {job.user: requests.Session() for _, job in timed}
+    first = timed[0][0]
+    began = time.monotonic()
+    for at, job in timed:
+        time.sleep(max(0.0, began + at - first - time.monotonic()))
+        if at > first and before_late is not None:
+            before_late()
+        apps.submit(as_user[job.user], rm.url, job, str(rm.markers))
+    for user_session in as_user.values():
+        user_session.close()
 
     def ended() -> list[dict[str, Any]] | None:
         records = ours(apps.listed(session, rm.url), before)

@@ -19,7 +19,6 @@ from pathlib import Path
 import pytest
 import requests
 
-from amtuner.bench import real
 from amtuner.config import ControllerSettings
 from amtuner.cures import CLUSTER_CAPACITY
 from amtuner.model import SchedulerKind
@@ -30,14 +29,7 @@ from amtuner.realyarn.cluster import leftover_processes
 from amtuner.sim.spec import JobSpec, TaskGroup, Workload
 from tests.e2e.conftest import amtuner
 from tests.e2e.test_once import WAITING
-from tests.realyarn.conftest import (
-    metrics,
-    ours,
-    reset,
-    simulation_of,
-    wait_for,
-    warm_up,
-)
+from tests.realyarn.conftest import against_sim, metrics, reset, simulation_of, wait_for
 from tests.realyarn.test_real_once import DECISION, once_config
 from tests.realyarn.test_real_waits import run_default_policy
 
@@ -219,34 +211,12 @@ def test_a_full_cluster_runs_a_batch_on_the_real_rm_as_in_the_simulator(full_rm:
     leaf), the FairScheduler to bob's AMs (furthest below their fair share)."""
     rm = full_rm
     reset(rm)
-    warm_up(rm)
-    wl = batch(rm.spec)
     total_mb = rm.spec.nodes * rm.spec.node_memory_mb
-    look = requests.Session()
-    before = {str(r["id"]) for r in apps.listed(look, rm.url)}
-    sessions = {job.user: requests.Session() for job in wl.jobs}
-    began = time.monotonic()
-    for job in wl.jobs:
-        time.sleep(max(0.0, began + job.submit_s - time.monotonic()))
-        if job.submit_s:
-            assert metrics(rm)["allocatedMB"] == total_mb, "not full when the late jobs came"
-        real_job = dataclasses.replace(apps.real_job(job), user=job.user)
-        apps.submit(sessions[job.user], rm.url, real_job, str(rm.markers))
-    for session in sessions.values():
-        session.close()
+    a = rm.spec.am_share
+    assert a is not None
 
-    def ended() -> list[dict[str, object]] | None:
-        records = ours(apps.listed(look, rm.url), before)
-        done = len(records) == len(wl.jobs) and all(r["state"] == "FINISHED" for r in records)
-        return records if done else None
+    def full() -> None:
+        assert metrics(rm)["allocatedMB"] == total_mb, "not full when the late jobs came"
 
-    records = wait_for(ended, 180, "the batch to end")
-    look.close()
-    assert {r["finalStatus"] for r in records} == {"SUCCEEDED"}
-    got = real.figures_of(records)
-    kind, a = rm.spec.scheduler, rm.spec.am_share
-    sim = real.run_sim(kind, a, "paper", real.HADOOP_HEARTBEATS, wl)
-    diff = (sim.makespan_s - got.makespan_s) / got.makespan_s
-    print(f"cluster-full ({kind}) at {a}: real {got} sim {sim} makespan diff {diff:+.1%}")
-    assert got.ams_at_once == sim.ams_at_once == 1 + LATE, (got, sim)
-    assert abs(diff) <= 0.10, (got, sim)
+    _, sim = against_sim(rm, batch(rm.spec), a, "cluster-full", before_late=full)
+    assert sim.ams_at_once == 1 + LATE, sim
