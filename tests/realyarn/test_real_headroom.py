@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -105,13 +104,9 @@ def real(rm: RealRM, jobs: Sequence[JobSpec]) -> dict[str, tuple[int, int]]:
     """Each app's headroom on the real RM, from two heartbeats that agree with every container
     placed."""
     # One session per user: the RM's authentication filter knows a caller by its cookie.
-    as_user = {job.user: requests.Session() for job in jobs}
-    ids = {
-        apps.submit(
-            as_user[job.user], rm.url, replace(real_job(job), user=job.user), str(rm.markers)
-        ): job.job_id
-        for job in jobs
-    }
+    submitted = [real_job(job) for job in jobs]
+    as_user = {job.user: requests.Session() for job in submitted}
+    ids = {apps.submit(as_user[j.user], rm.url, j, str(rm.markers)): j.name for j in submitted}
     files = {app_id: Path(rm.markers) / f"headroom-{app_id}" for app_id in ids}
 
     def heard() -> dict[str, tuple[int, int]]:
