@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from amtuner.model import queue_path
-from amtuner.sim.spec import JobSpec, TaskGroup, TaskKind, Workload
+from amtuner.sim.spec import NO_USER, JobSpec, TaskGroup, TaskKind, Workload
 from amtuner.sim.workload.costs import AM_STARTUP_S, AM_TEARDOWN_S, PAPER_NODE_DISK_MBPS
 from amtuner.sim.workload.sls import (
     SLS_AM_MEMORY_MB,
@@ -89,7 +89,7 @@ def load_rumen(path: str | Path) -> Workload:
                 queue=queue,
                 maps=groups["map"],
                 reduces=groups["reduce"],
-                user=user if isinstance(user, str) and user else "default",
+                user=user if isinstance(user, str) and user else NO_USER,
                 profile="rumen",
                 am_memory_mb=integer(
                     props, "yarn.app.mapreduce.am.resource.mb", SLS_AM_MEMORY_MB, where, minimum=1

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from amtuner.model import queue_path
-from amtuner.sim.spec import JobSpec, TaskGroup, TaskKind, Workload
+from amtuner.sim.spec import NO_USER, JobSpec, TaskGroup, TaskKind, Workload
 from amtuner.sim.workload.costs import AM_STARTUP_S, AM_TEARDOWN_S, PAPER_NODE_DISK_MBPS
 from amtuner.sim.workload.tracefile import WorkloadError, integer, json_objects, number
 
@@ -139,7 +139,7 @@ def _sls_jobs(obj: dict[str, Any], where: str, first_index: int, hosts: set[str]
         raise WorkloadError(f"{where}: job has reduce tasks but no map task")
     job_count = integer(obj, "job.count", 1, where, minimum=1)
     job_id = obj.get("job.id")
-    user = obj.get("job.user", "default")
+    user = obj.get("job.user", NO_USER)
     if not isinstance(user, str):
         raise WorkloadError(f"{where}: job.user must be a string")
     out = []

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from amtuner.model import queue_path
-from amtuner.sim.spec import JobSpec, TaskGroup, TaskKind, Workload
+from amtuner.sim.spec import NO_USER, JobSpec, TaskGroup, TaskKind, Workload
 from amtuner.sim.workload.costs import AM_STARTUP_S, AM_TEARDOWN_S, PAPER_NODE_DISK_MBPS
 from amtuner.sim.workload.sls import (
     SLS_AM_MEMORY_MB,
@@ -339,7 +339,7 @@ def _job_class(jc: dict[str, Any], where: str) -> JobClass:
     name = jc.get("class_name")
     if not isinstance(name, str) or not name:
         raise WorkloadError(f"{where}: class_name must be a non-empty string")
-    user = jc.get("user_name") or "default"
+    user = jc.get("user_name") or NO_USER
     if not isinstance(user, str):
         raise WorkloadError(f"{where}: user_name must be a string")
     if "tasks" not in jc:  # the old flat form, converted as validateJobDef does
