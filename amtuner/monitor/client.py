@@ -429,7 +429,7 @@ class RMClient:
                 f"{source}: the page does not name the scheduler (RM older than 2.8); "
                 "set scheduler.kind to capacity or fair",
             )
-        leaves = self._web_leaves(answered) if kind is SchedulerKind.CAPACITY else ()
+        leaves = self._web_leaves(answered, kind)
         named = [t for t in targets if t != GLOBAL_TARGET]
         if named and not leaves:
             raise ObservationError(
@@ -456,16 +456,18 @@ class RMClient:
         )
         return classify(obs) if leaves else obs
 
-    def _web_leaves(self, base: str) -> tuple[QueueStats, ...]:
-        """A CapacityScheduler's leaves from its scheduler page, for the waits; () when that
-        page cannot be had or read, and the observation is the cluster's figures alone, as
-        before the page was read (the cycle goes on without the waits)."""
+    def _web_leaves(self, base: str, kind: SchedulerKind) -> tuple[QueueStats, ...]:
+        """The leaves from the scheduler's page, for the waits; () when that page cannot be
+        had or read, and the observation is the cluster's figures alone, as before the page
+        was read (the cycle goes on without the waits)."""
+        from amtuner.monitor.webfair import parse_fair_page
         from amtuner.monitor.webqueues import SCHEDULER_PAGE_PATH, parse_capacity_page
 
+        parse = parse_capacity_page if kind is SchedulerKind.CAPACITY else parse_fair_page
         try:
             resp, _ = self._get(base, SCHEDULER_PAGE_PATH, "text/html", rest=False)
             self._checked(resp, rest=False)
-            return parse_capacity_page(resp.body, resp.url)
+            return parse(resp.body, resp.url)
         except (ObservationError, Unreachable) as exc:
             log.warning("no waits from the web UI: %s", exc)
             return ()

@@ -74,36 +74,49 @@ class _Tables:
 
 
 @dataclass
-class _Leaf:
+class QueueTable:
+    """One queue's info table as the page prints it (both schedulers' pages print an
+    ``InfoBlock`` headed ``'<queue>' Queue Status``), with the users' table after it."""
+
     name: str
+    """The queue as its heading names it."""
+    partition: str | None
+    """The node-label partition the heading names (CapacityScheduler only), else None."""
     figures: dict[str, str]
+    """Each row's header (with its colon) and value."""
     users: list[dict[str, str]] = field(default_factory=list)
+
+
+def queue_tables(html: str | bytes, url: str = "web UI") -> list[QueueTable]:
+    """Every queue's info table on a ``/cluster/scheduler`` page, in document order. Raises
+    `ObservationError` on a users' table it cannot read."""
+    text = html.decode("utf-8", errors="replace") if isinstance(html, bytes) else html
+    tables = _Tables()
+    scan(text, tables)
+    found: list[QueueTable] = []
+    for kind, grid in tables.found:
+        rows = grid.cells()
+        if kind == "users":
+            if found:
+                found[-1].users.extend(_user_rows(rows, url))
+            continue
+        first = rows[0][0][1] if rows and rows[0] else ""
+        heading = _HEADING.fullmatch(first) if len(first) <= _HEADING_MAX else None
+        if heading is None:
+            continue
+        figures = {r[0][1]: r[1][1] for r in rows[1:] if len(r) == 2 and r[0][0] == "th"}
+        found.append(QueueTable(heading[1], heading[2], figures))
+    return found
 
 
 def parse_capacity_page(html: str | bytes, url: str = "web UI") -> tuple[QueueStats, ...]:
     """The leaves of a CapacityScheduler's ``/cluster/scheduler`` page with the figures
     `amtuner.monitor.waits` classifies on; () where it shows none (another scheduler's page,
     or node-label partitions). Raises `ObservationError` on a leaf it cannot read."""
-    text = html.decode("utf-8", errors="replace") if isinstance(html, bytes) else html
-    tables = _Tables()
-    scan(text, tables)
-    leaves: list[_Leaf] = []
-    for kind, grid in tables.found:
-        rows = grid.cells()
-        if kind == "users":
-            if leaves:
-                leaves[-1].users.extend(_user_rows(rows, url))
-            continue
-        first = rows[0][0][1] if rows and rows[0] else ""
-        heading = _HEADING.fullmatch(first) if len(first) <= _HEADING_MAX else None
-        if heading is None:
-            continue
-        if heading[2] is not None:
-            return ()
-        name = heading[1] if heading[1].startswith("root.") else f"root.{heading[1]}"
-        figures = {r[0][1]: r[1][1] for r in rows[1:] if len(r) == 2 and r[0][0] == "th"}
-        leaves.append(_Leaf(name, figures))
-    return tuple(_leaf(leaf, url) for leaf in leaves)
+    tables = queue_tables(html, url)
+    if any(t.partition is not None for t in tables):
+        return ()
+    return tuple(_leaf(t, url) for t in tables)
 
 
 def _user_rows(rows: list[list[tuple[str, str]]], url: str) -> list[dict[str, str]]:
@@ -119,15 +132,17 @@ def _user_rows(rows: list[list[tuple[str, str]]], url: str) -> list[dict[str, st
     return out
 
 
-def _count(figures: dict[str, str], key: str, where: str) -> int:
+def count(figures: dict[str, str], key: str, where: str) -> int:
+    """A whole-number figure of a queue's table."""
     value = figures.get(key)
     if value is None or not value.isdigit():
         raise _bad(where, f"{key!r}: expected a non-negative whole number, got {value!r}")
     return int(value)
 
 
-def _leaf(leaf: _Leaf, url: str) -> QueueStats:
-    where = f"{url} {leaf.name}"
+def _leaf(leaf: QueueTable, url: str) -> QueueStats:
+    name = leaf.name if leaf.name.startswith("root.") else f"root.{leaf.name}"
+    where = f"{url} {name}"
     f = leaf.figures
     used = resource(f.get("Used Resources:", ""), where)
     am_used = resource(f.get("Used Application Master Resources:", ""), where)
@@ -135,15 +150,15 @@ def _leaf(leaf: _Leaf, url: str) -> QueueStats:
     containers = f.get("Num Containers:")
     am_room, room = _waiting_users_room(leaf.users, where)
     return QueueStats(
-        name=leaf.name,
-        pending_apps=_count(f, "Num Non-Schedulable Applications:", where),
-        running_apps=_count(f, "Num Schedulable Applications:", where),
+        name=name,
+        pending_apps=count(f, "Num Non-Schedulable Applications:", where),
+        running_apps=count(f, "Num Schedulable Applications:", where),
         memory_used_mb=used[0],
         vcores_used=used[1],
         am_memory_used_mb=am_used[0],
         am_vcores_used=am_used[1],
         am_memory_limit_mb=am_limit[0],
-        containers=None if containers is None else _count(f, "Num Containers:", where),
+        containers=None if containers is None else count(f, "Num Containers:", where),
         user_am_room_mb=am_room,
         user_room_mb=room,
     )
@@ -161,7 +176,7 @@ def _waiting_users_room(
         name = f"{where} user {user.get('User Name', '')!r}"
         if any(_BELOW_ZERO.search(v) for k, v in user.items() if k != "User Name"):
             continue
-        if not _count(user, "Non-Schedulable Apps", name):
+        if not count(user, "Non-Schedulable Apps", name):
             continue
         am_limit, am_used = user.get("Max AM Resource"), user.get("Used AM Resource")
         if am_limit is not None and am_used is not None:
