@@ -169,6 +169,9 @@ class RMClient:
         """False: a server with no HA state to probe (the MapReduce JobHistory server,
         `amtuner.jobhistory`), asked in the order given."""
         self.active_url: str | None = None
+        self.scheduler_page_lost: str | None = None
+        """Why the web UI's scheduler page last failed (an `ObservationError` reason), while it
+        does: warned of once, not every cycle, until it answers again or fails otherwise."""
         self._deadline = time.monotonic() + self.deadline_s
 
     @classmethod
@@ -467,10 +470,18 @@ class RMClient:
         try:
             resp, _ = self._get(base, SCHEDULER_PAGE_PATH, "text/html", rest=False)
             self._checked(resp, rest=False)
-            return parse(resp.body, resp.url)
+            leaves = parse(resp.body, resp.url)
         except (ObservationError, Unreachable) as exc:
-            log.warning("no waits from the web UI: %s", exc)
+            if exc.reason == self.scheduler_page_lost:
+                log.debug("still no waits from the web UI: %s", exc)
+            else:
+                log.warning("no waits from the web UI (said once while it lasts): %s", exc)
+                self.scheduler_page_lost = exc.reason
             return ()
+        if self.scheduler_page_lost is not None:
+            log.warning("the web UI's scheduler page answers again: waits are named")
+            self.scheduler_page_lost = None
+        return leaves
 
     def _kind_at(self, rm: RMEndpoint) -> SchedulerKind:
         try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import socket
 import threading
 from collections.abc import Callable, Iterator
@@ -313,6 +314,38 @@ def test_web_ui_names_the_waits_rest_names(
     with pytest.raises(ObservationError) as err:
         client(rm.url).observe(["root.nope"])
     assert err.value.reason == "unknown-queue"
+
+
+def test_a_blocked_scheduler_page_is_warned_of_once(
+    rm_factory: Callable[[], FakeRM], caplog: pytest.LogCaptureFixture
+) -> None:
+    """A proxy that lets /cluster through and blocks /cluster/scheduler must not fill the log
+    with one line a cycle: a warning when the page is lost, one when it answers again, one
+    more when it is lost again, and one when it fails otherwise (a page it cannot read)."""
+    here = DATA / "hadoop-3.5.0" / "fair"
+    page = (200, {"Content-Type": "text/html"}, (here / "scheduler.html").read_bytes())
+    blocked = (403, {"Content-Type": "text/html"}, b"<html>Forbidden by policy</html>")
+    rm = rm_factory()
+    cluster = (here / "cluster.html").read_bytes()
+    rm.routes["/cluster"] = (200, {"Content-Type": "text/html"}, cluster)
+    c = client(rm.url)
+
+    def cycles(reply: Reply, n: int) -> list[str]:
+        rm.routes["/cluster/scheduler"] = reply
+        caplog.clear()
+        with caplog.at_level(logging.INFO, logger="amtuner.monitor.client"):
+            waits = [c.observe().waits for _ in range(n)]
+        assert all(waits) if reply is page else not any(waits)
+        return [r.getMessage() for r in caplog.records if r.levelno >= logging.WARNING]
+
+    lost = cycles(blocked, 3)
+    assert len(lost) == 1 and "no waits from the web UI" in lost[0] and "403" in lost[0]
+    back = cycles(page, 3)
+    assert len(back) == 1 and "answers again" in back[0]
+    assert len(cycles(blocked, 2)) == 1
+    unreadable = page[2].replace(b"&lt;memory:3072, vCores:3&gt;", b"3 GB")
+    (other,) = cycles((200, page[1], unreadable), 2)
+    assert "cannot read resource value" in other
 
 
 def test_web_ui_through_standby_and_with_hint(rm_factory: Callable[[], FakeRM]) -> None:
