@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 import requests
 
-from amtuner.model import SchedulerKind
+from amtuner.config import RMEndpoint
+from amtuner.model import GLOBAL_TARGET, SchedulerKind
 from amtuner.monitor import RMClient
 from amtuner.sim.rmapi import FaceOptions
 from amtuner.sim.server import SimServer
@@ -45,3 +46,19 @@ def test_observation_matches_the_simulated_cluster(kind: SchedulerKind) -> None:
         )
         assert seen.containers == truth.allocated_containers
         assert seen.am_memory_limit_mb == truth.am_limit.memory_mb
+
+
+@pytest.mark.parametrize("kind", [SchedulerKind.CAPACITY, SchedulerKind.FAIR])
+def test_the_web_ui_fallback_names_the_waits_rest_names(kind: SchedulerKind) -> None:
+    """Over HTTP: a gateway whose REST path answers 404 (`RMSettings.web_ui_urls` names the web
+    UI) leaves the monitor the simulated RM's /cluster and /cluster/scheduler pages, from which
+    it names the waits REST names."""
+    sim = build_simulation(kind, load_workload("paper:grep"))
+    sim.run_until(30.0)  # mid-run: apps waiting behind the AM limit
+    with SimServer(sim, speed=1e-9) as rm:
+        rest = RMClient([rm.url], requests.Session()).observe()
+        gateway = RMEndpoint.of(f"{rm.url}/gateway/yarn")
+        web = RMClient([gateway], requests.Session(), web_ui_urls=[rm.url]).observe()
+    assert web.source == f"webui {rm.url}" and rest.source == f"rest {rm.url}"
+    assert web.waits == rest.waits and any(w.queue != GLOBAL_TARGET for w in web.waits)
+    assert [q.name for q in web.queues] == [q.name for q in rest.queues]

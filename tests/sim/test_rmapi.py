@@ -764,6 +764,65 @@ def test_the_monitor_reads_the_web_ui_in_both_layouts(
     assert parsed.scheduler == SchedulerKind(view.scheduler)
 
 
+@pytest.mark.parametrize("make_view", [cs_view, fs_view])
+def test_the_scheduler_page_gives_the_waits_the_document_gives(make_view: Any) -> None:
+    """``/cluster/scheduler`` in the shape of Hadoop's page for the scheduler simulated: the
+    monitor's web UI fallback reads from it the leaves, and so the waits, its REST path reads
+    from the scheduler document (a FairScheduler parent's limit included)."""
+    from amtuner.monitor.rest import build_observation
+    from amtuner.monitor.waits import classify
+    from amtuner.monitor.webfair import parse_fair_page
+    from amtuner.monitor.webqueues import parse_capacity_page
+
+    sim = FakeSim(make_view())
+    rest = build_observation(
+        get(sim, "/ws/v1/cluster/metrics"), get(sim, "/ws/v1/cluster/scheduler"),
+        time=0.0, source="sim",
+    )  # fmt: skip
+    r = handle(sim, "GET", "/cluster/scheduler", b"", {})
+    assert r.status == 200 and r.headers["Content-Type"].startswith("text/html")
+    parse = parse_capacity_page if rest.scheduler is SchedulerKind.CAPACITY else parse_fair_page
+    leaves = parse(r.body)
+    assert [q.name for q in leaves] == [q.name for q in rest.queues]
+    for seen, truth in zip(leaves, rest.queues, strict=True):
+        assert (seen.pending_apps, seen.running_apps, seen.am_memory_used_mb) == (
+            truth.pending_apps, truth.running_apps, truth.am_memory_used_mb,
+        )  # fmt: skip
+        assert seen.am_memory_limit_mb == truth.am_memory_limit_mb
+        # The page leaves out root's limit (FairScheduler: no table for root) and unset ones.
+        assert list(seen.ancestor_max_apps) == [
+            a for a in truth.ancestor_max_apps if a[0] != "root" and a[1] < 2**31 - 1
+        ]
+    web = classify(replace(rest, queues=leaves, waits=()))
+    assert web.waits == rest.waits and rest.waits
+    assert rest.scheduler is SchedulerKind.CAPACITY or any(q.ancestor_max_apps for q in leaves)
+
+
+def test_a_scheduler_page_of_partitions_heads_each_leaf_per_partition() -> None:
+    """Once the cluster has node labels Hadoop's page heads each leaf's table per partition,
+    and the fallback reads no leaf from it."""
+    from amtuner.monitor.webqueues import parse_capacity_page, queue_tables
+    from amtuner.sim.view import PartitionView
+
+    view = cs_view()
+    core = PartitionView(
+        label="core", capacity=1.0, maximum_capacity=1.0, absolute_capacity=1.0,
+        absolute_max_capacity=1.0, max_am_percent=0.5, guaranteed=Res(8192, 8),
+        maximum=Res(8192, 8), used=Res(2048, 2), pending=Res(1024, 1), am_used=Res(2048, 2),
+        am_limit=Res(4096, 1), user_am_limit=Res(4096, 1),
+    )  # fmt: skip
+    queues = tuple(replace(q, partitions=(core,)) if q.is_leaf else q for q in view.queues)
+    body = handle(FakeSim(replace(view, queues=queues)), "GET", "/cluster/scheduler", b"", {})
+    tables = queue_tables(body.body)
+    assert {(t.name, t.partition) for t in tables} == {
+        (q.path, p) for q in queues if q.is_leaf for p in ("<DEFAULT_PARTITION>", "core")
+    }
+    core_am = [t.figures["Max Application Master Resources:"] for t in tables
+               if t.partition == "core"]  # fmt: skip
+    assert set(core_am) == {"<memory:4096, vCores:1>"}
+    assert parse_capacity_page(body.body) == ()
+
+
 _KEYS = st.from_regex(r"[a-z][a-z0-9.-]{0,30}", fullmatch=True)
 _VALUES = st.text(
     alphabet=st.characters(codec="utf-8", categories=["L", "N", "P", "S"]), min_size=1, max_size=20

@@ -62,6 +62,7 @@ from amtuner.sim.rmapi.rest import (
     nodes_info,
     scheduler_info,
 )
+from amtuner.sim.rmapi.schedpage import scheduler_page
 from amtuner.sim.rmapi.store import (
     ConfUpdateError,
     apply_sched_conf,
@@ -104,6 +105,7 @@ __all__ = [
     "refresh_queues",
     "remote_exception",
     "scheduler_info",
+    "scheduler_page",
 ]
 
 log = logging.getLogger(__name__)
@@ -331,7 +333,7 @@ _ROUTES: dict[str, str] = {
     "/": "page",
     "/cluster": "page",
     "/cluster/apps": "page",
-    "/cluster/scheduler": "page",
+    "/cluster/scheduler": "scheduler-page",
     "/cluster/nodes": "page",
     "/cluster/cluster": "about",
     "/isActive": "isactive",
@@ -417,6 +419,8 @@ def handle(
             response = _document(sim, route, path, split.query, options)
         case "page" | "about":
             response = html_response(cluster_page(sim.view(), options, about=route == "about"))
+        case "scheduler-page":
+            response = html_response(scheduler_page(sim.view(), options))
         case "isactive":
             active = options.standby_of is None
             response = (

@@ -159,6 +159,11 @@ def cluster_page(view: ClusterView, options: FaceOptions, *, about: bool = False
         title = "About the Cluster"
     else:
         title = "All Applications"
+    return page_shell(title, body)
+
+
+def page_shell(title: str, body: str) -> str:
+    """The document every page of this RM's web UI is written in."""
     return (
         '<!DOCTYPE html>\n<html>\n<head><meta charset="utf-8">'
         f'<title>{title}</title></head>\n<body>\n<div id="layout">\n{body}</div>\n'
