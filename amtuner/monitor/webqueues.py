@@ -1,5 +1,7 @@
 """A CapacityScheduler's leaves and their users from the RM web UI's ``/cluster/scheduler`` page,
 so that the web UI fallback names why apps wait as the REST path does (`amtuner.monitor.waits`).
+The scan of the page's queue tables (`queue_tables`, `count`) is both schedulers': a
+FairScheduler's page heads its queues' tables the same way (`amtuner.monitor.webfair`).
 
 ``CapacitySchedulerPage`` prints each leaf as an ``InfoBlock`` table (class ``info``) headed
 ``'<queue>' Queue Status`` (the path without ``root.`` before 3.x's full path), whose rows carry
