@@ -113,8 +113,9 @@ def queue_tables(html: str | bytes, url: str = "web UI") -> list[QueueTable]:
 
 def parse_capacity_page(html: str | bytes, url: str = "web UI") -> tuple[QueueStats, ...]:
     """The leaves of a CapacityScheduler's ``/cluster/scheduler`` page with the figures
-    `amtuner.monitor.waits` classifies on; () where it shows none (another scheduler's page,
-    or node-label partitions). Raises `ObservationError` on a leaf it cannot read."""
+    `amtuner.monitor.waits` classifies on; () where it shows none (node-label partitions).
+    Raises `ObservationError` on a leaf it cannot read, a FairScheduler's among them (its
+    tables carry other rows): the client picks the reader by the scheduler's kind."""
     tables = queue_tables(html, url)
     if any(t.partition is not None for t in tables):
         return ()
