@@ -54,8 +54,12 @@ def test_once_raises_a_and_the_waiting_apps_start(real_rm: RealRM, tmp_path: Pat
     k = 3
     set_am_share(real_rm, share_for(real_rm, k))
     submit_holders(real_rm, k + 2)
-    wait_for(lambda: metrics(real_rm)["appsRunning"] == k, 60, f"{k} AMs to register")
-    assert metrics(real_rm)["appsPending"] == 2
+    # Both at once: an app whose attempt the scheduler has not added yet is not pending yet.
+    wait_for(
+        lambda: (m := metrics(real_rm))["appsRunning"] == k and m["appsPending"] == 2,
+        60,
+        f"{k} AMs to register and 2 apps to wait",
+    )
     assert rm_am_limit_mb(real_rm) == k * 1024
 
     run = amtuner("once", "--config", str(once_config(tmp_path, real_rm)))
