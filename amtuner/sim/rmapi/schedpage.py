@@ -25,10 +25,9 @@ from typing import Any
 from amtuner.sim.rmapi.face import FaceOptions
 from amtuner.sim.rmapi.rest import scheduler_info
 from amtuner.sim.rmapi.webui import metrics_overview, page_shell
+from amtuner.sim.sched_config import UNLIMITED
 from amtuner.sim.view import ClusterView
 
-_UNLIMITED = 2**31 - 1
-"""Integer.MAX_VALUE: no limit set, which the pages leave out."""
 _DEFAULT_PARTITION = "<DEFAULT_PARTITION>"
 
 
@@ -137,7 +136,7 @@ def _fs_tables(queue: Mapping[str, Any]) -> Iterator[str]:
             ("Max Container Allocation:", _res(child.get("maxContainerAllocation"))),
             ("Reserved Resources:", _res(child.get("reservedResources"))),
         ]
-        if child["maxApps"] < _UNLIMITED:
+        if child["maxApps"] < UNLIMITED:  # no limit set: the pages leave the row out
             rows.append(("Max Running Applications:", child["maxApps"]))
         rows += [
             ("Steady Fair Share:", _res(child.get("steadyFairResources"))),
