@@ -104,6 +104,9 @@ class QueueStats:
     """CS only: the least room under the user limit (``userResourceLimit`` less
     ``resourcesUsed``) among the users with apps waiting; None where the RM lists no such
     user."""
+    guarantee_mb: int | None = None
+    """CS only: the memory guaranteed to the leaf in the default partition
+    (``effectiveMinResource``, 3.1+; else its ``absoluteCapacity`` of the cluster's)."""
     ancestor_max_apps: tuple[tuple[str, int], ...] = ()
     """Each ancestor's running-apps limit, its parent first and root last: CS
     ``maxParallelApps`` (3.4+), FS ``maxApps``; an app is runnable only while every one of them

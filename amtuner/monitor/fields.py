@@ -95,3 +95,14 @@ def _resource(obj: Mapping[str, Any], key: str, where: str) -> tuple[int, int] |
     memory = _count(value, "memory", f"{where}.{key}")
     vcores = _opt_count(value, "vCores", f"{where}.{key}") or 0
     return memory, vcores
+
+
+def _percent(queue: Mapping[str, Any], key: str, where: str) -> float | None:
+    """A percentage of the cluster (a CS queue's ``absoluteCapacity``, ``absoluteMaxCapacity``),
+    or None where the RM does not report it."""
+    fraction = queue.get(key)
+    if fraction is None:
+        return None
+    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or fraction < 0:
+        raise _bad(f"{where}.{key}: expected a percentage, got {fraction!r}")
+    return float(fraction)

@@ -61,7 +61,15 @@ from amtuner.model import (
     SchedulerKind,
     split_target,
 )
-from amtuner.monitor.fields import ObservationError, _bad, _count, _obj, _opt_count, _resource
+from amtuner.monitor.fields import (
+    ObservationError,
+    _bad,
+    _count,
+    _obj,
+    _opt_count,
+    _percent,
+    _resource,
+)
 from amtuner.monitor.users import Triple, user_limit_there
 from amtuner.monitor.waits import classify
 
@@ -331,10 +339,7 @@ def _cs_leaves(
     share: Pair | None = _resource(queue, "maxEffectiveCapacity", path) or _resource(
         caps, "effectiveMaxResource", path
     )
-    if share is None and queue.get("absoluteMaxCapacity") is not None:
-        fraction = queue["absoluteMaxCapacity"]
-        if isinstance(fraction, bool) or not isinstance(fraction, int | float) or fraction < 0:
-            raise _bad(f"{path}.absoluteMaxCapacity: expected a percentage, got {fraction!r}")
+    if share is None and (fraction := _percent(queue, "absoluteMaxCapacity", path)) is not None:
         share = (round(total_mb * fraction / 100), round(total_vcores * fraction / 100))
     if share is not None and not total_vcores:
         share = (share[0], None)  # no cluster vcores reported: no vcore share either
@@ -351,8 +356,12 @@ def _cs_leaves(
     held = (
         None if total_apps is None else max(0, total_apps - leaf.pending_apps - leaf.running_apps)
     )
+    guarantee = _resource(caps, "effectiveMinResource", path)
+    if guarantee is None and (fraction := _percent(queue, "absoluteCapacity", path)) is not None:
+        guarantee = (round(total_mb * fraction / 100), 0)
     leaf = replace(
         leaf,
+        guarantee_mb=guarantee[0] if guarantee else None,
         max_apps=_opt_count(queue, "maxParallelApps", path),
         held_apps=held,
         ancestor_max_apps=ancestors,
@@ -446,9 +455,7 @@ def _below_zero(user: Mapping[str, Any]) -> bool:
     return any(type(v) is int and v < 0 for v in figures)
 
 
-def _loaded_share(
-    queue: Mapping[str, Any], caps: Mapping[str, Any], path: str
-) -> float | None:
+def _loaded_share(queue: Mapping[str, Any], caps: Mapping[str, Any], path: str) -> float | None:
     """The maximum-am-resource-percent a CS leaf runs with (a fraction), as the RM reports it:
     what a refresh is read back against."""
     for value, scale in (

@@ -35,6 +35,8 @@ def test_rest_and_page_read_the_same_figures(kind: SchedulerKind) -> None:
     assert leaf is not None
     assert (leaf.pending_apps, leaf.running_apps, leaf.am_memory_used_mb) == (2, 3, 3072)
     assert leaf.am_memory_limit_mb == 3072
+    # A CapacityScheduler reports what each leaf is guaranteed (its one leaf: all of it).
+    assert leaf.guarantee_mb == (16384 if kind is SchedulerKind.CAPACITY else None)
     assert obs.am_memory_used_mb == 3072 and obs.containers == 3
     # pendingMB: the two waiting apps' 1 GB AM asks, on the CapacityScheduler too, where neither
     # app is activated: QueueMetrics counts an ask whether or not the app is active.

@@ -97,6 +97,20 @@ def test_doc_capacity_tree_paths_and_counts() -> None:
     # No effective max resource in this version: absoluteMaxCapacity 25 % of 17408 MB.
     a1a = obs.queue("root.a.a1.a1a")
     assert a1a is not None and a1a.memory_share_mb == 4352
+    # Nor an effective min resource: its guarantee is absoluteCapacity 2.6775 % of 17408 MB.
+    assert a1a.guarantee_mb == 466
+
+
+@pytest.mark.parametrize("key", ["absoluteCapacity", "absoluteMaxCapacity"])
+@pytest.mark.parametrize("value", [-5, "25", True])
+def test_a_capacity_percentage_that_is_not_one_is_refused(key: str, value: Any) -> None:
+    doc = shared("rm-rest/scheduler-capacity.json")
+    a = doc["scheduler"]["schedulerInfo"]["queues"]["queue"][0]
+    a2 = a["queues"]["queue"][1]
+    assert a2["queueName"] == "a2"
+    a2[key] = value
+    with pytest.raises(ObservationError, match=rf"root.a.a2.{key}: expected a percentage"):
+        observe(shared("rm-rest/cluster-metrics.json"), doc)
 
 
 def test_datadog_capacity_am_fields() -> None:
