@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from amtuner.config import ControllerSettings
 from amtuner.controller import adaptive, get_policy
 from amtuner.controller.adaptive import Case
+from amtuner.controller.adaptive.figures import figures
 from amtuner.model import (
     GLOBAL_TARGET,
     ControllerState,
@@ -585,6 +586,63 @@ def test_a_fair_schedulers_leaf_held_by_its_am_limit_is_taken_at_the_value_in_fo
     assert d.case == Case.ROOM and d.direction is Direction.UP
     assert d.new_a == pytest.approx(0.5 * 8 / 6, abs=1e-4)
     assert "the RM's AM limit holds them" in d.reason
+
+
+def leaf_under_its_guarantee(
+    tasks_asked_mb: int = 2_000, etl_held: bool = False, etl_used_mb: int = 85_000
+) -> Observation:
+    """A full cluster of 100,000 MB: root.etl borrows 45,000 MB over its guarantee, while
+    root.adhoc's AM limit (A 0.1 x its 60,000 MB) holds 10 apps with the leaf at 12,000 MB, its
+    6 AMs of 1,000 MB and their tasks."""
+    adhoc = QueueStats(
+        name="root.adhoc", pending_apps=10, running_apps=6, memory_used_mb=12_000,
+        am_memory_used_mb=6_000, am_share=0.1, guarantee_mb=60_000,
+        memory_pending_mb=10 * 1_000 + tasks_asked_mb,
+    )  # fmt: skip
+    etl = QueueStats(
+        name="root.etl", pending_apps=3 if etl_held else 0, running_apps=8,
+        memory_used_mb=etl_used_mb, am_memory_used_mb=8_000, am_share=0.1, guarantee_mb=40_000,
+    )  # fmt: skip
+    waits = [Wait("root.adhoc", WaitCause.QUEUE_AM_LIMIT, 10)]
+    if etl_held:
+        waits.append(Wait("root.etl", WaitCause.QUEUE_AM_LIMIT, 3))
+    o = obs(10 + 3 * etl_held, 14, 97_000, 14_000, queues=(adhoc, etl))
+    return replace(o, waits=tuple(waits))
+
+
+def test_a_full_cluster_whose_held_leaf_is_under_its_guarantee_admits_one_am_more() -> None:
+    """Full, but the leaf whose AM limit holds apps uses 12,000 of its 60,000 MB and its tasks
+    have asked for 2,000 more: the borrower gives the rest back as its containers end, and the
+    leaf is served first. A rises by one AM a period, not at once to the 10 AMs that wait."""
+    o = leaf_under_its_guarantee()
+    d, _ = decide(o, seen(0.1, p=10))
+    assert d.case == Case.UNDER_GUARANTEE and d.direction is Direction.UP
+    assert d.rule is Rule.UNDER_ALLOCATION
+    f = figures(o, SETTINGS, GLOBAL_TARGET, 0.1)
+    assert f.a_into_guarantee == pytest.approx(0.1 * (6_000 + 10 * 1_000) / 6_000)
+    assert d.new_a == pytest.approx(f.a_for(f.ams + 1), abs=1e-4)
+    assert d.new_a < f.a_into_guarantee
+    assert "uses less than its guarantee" in d.reason
+
+
+@pytest.mark.parametrize(
+    "o",
+    [
+        # Its own tasks have asked for all it does not use: an AM admitted now waits behind them.
+        leaf_under_its_guarantee(tasks_asked_mb=48_000),
+        # A raise would admit the borrower's waiting apps too.
+        leaf_under_its_guarantee(etl_held=True),
+        # No leaf borrows: what fills the cluster is the leaves' own.
+        leaf_under_its_guarantee(etl_used_mb=40_000),
+        replace(leaf_under_its_guarantee(), scheduler=SchedulerKind.FAIR),
+    ],
+    ids=["its-tasks-asked-for-it", "a-borrower-is-held-too", "no-leaf-borrows", "fair-scheduler"],
+)
+def test_a_held_leaf_under_its_guarantee_is_no_reason_to_raise_when(o: Observation) -> None:
+    f = figures(o, SETTINGS, GLOBAL_TARGET, 0.1)
+    assert f.a_into_guarantee == 0
+    d, _ = decide(o, seen(0.1, p=o.pending_apps))
+    assert d.case != Case.UNDER_GUARANTEE
 
 
 def test_a_raise_not_yet_seen_in_am_use_is_waited_for() -> None:

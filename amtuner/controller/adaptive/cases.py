@@ -24,6 +24,7 @@ class Case(enum.StrEnum):
     ROOM_TAIL_UNCONFIRMED = "room-tail-unconfirmed"
     ROOM_TAIL = "room-tail"
     ROOM = "room"
+    UNDER_GUARANTEE = "full-leaf-under-guarantee"
     DEAD_BAND = "dead-band"
     LARGE_JOBS_HOLD = "full-large-jobs-hold-it"
     TASKS_KEEP_AIM = "full-tasks-keep-aim"
@@ -59,6 +60,10 @@ CASE_MEANINGS: Mapping[Case, str] = {
     Case.ROOM_TAIL_UNCONFIRMED: "room, apps hold more as AMs than as tasks: wait to see it twice",
     Case.ROOM_TAIL: "that room seen twice: raise by one AM",
     Case.ROOM: "room while apps wait: raise by alpha/2^n (at least step)",
+    Case.UNDER_GUARANTEE: (
+        "full, but a leaf its AM limit holds uses less than its guarantee (CapacityScheduler):"
+        " raise A by one AM"
+    ),
     Case.DEAD_BAND: "between roomy and full: keep A",
     Case.LARGE_JOBS_HOLD: "full, held by a few large jobs (FairScheduler): raise A",
     Case.TASKS_KEEP_AIM: "full, but tasks already hold their aim: keep A",
@@ -86,6 +91,7 @@ RULE_OF = {
     Case.ROOM_SHORT: Rule.UNDER_ALLOCATION,
     Case.ROOM_TAIL: Rule.UNDER_ALLOCATION,
     Case.ROOM: Rule.UNDER_ALLOCATION,
+    Case.UNDER_GUARANTEE: Rule.UNDER_ALLOCATION,
     Case.LARGE_JOBS_HOLD: Rule.UNDER_ALLOCATION,
     Case.OVER_ALLOCATED: Rule.OVER_ALLOCATION_3,
     Case.HELD_BACK: Rule.UNDER_ALLOCATION,

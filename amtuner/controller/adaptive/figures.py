@@ -78,6 +78,15 @@ class Figures:
     the largest such growth over the leaves. Counting a leaf's AMs for one user's limit
     understates it, so the A is at most what they need."""
 
+    a_into_guarantee: float = 0.0
+    """CapacityScheduler: where leaves whose AM limits hold apps of the target each use less
+    than their guarantee, the A that admits as many of their AMs as their unused guarantees
+    hold (the largest over the leaves); 0 where none, where any of them uses its guarantee or
+    more, or where no leaf uses more than its own. A leaf under its guarantee is served first
+    as containers free (``PriorityUtilizationQueueOrderingPolicy`` orders leaves by used over
+    guaranteed), so its AMs take what the borrowers give back, not room its own tasks need. A
+    global A raises every leaf's limit at once, so a held leaf that borrows would have its
+    apps admitted with them."""
     gain: float = 1.0
     """How many times A's share of the total the AMs it admits hold (`_leaves_gain`): ``limits``
     are already divided by it, and a raise's bisection step is (`move`), so a step of A moves
@@ -308,8 +317,37 @@ def figures(
     floating = from_available and len(shares) > 1 and shares[0][0] >= shares[1][0]
     return Figures(
         p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating,
-        reserved, _a_admitting_held(obs, held, settings.a_max, a), gain,
+        reserved, _a_admitting_held(obs, held, settings.a_max, a),
+        _a_into_guarantee(obs, held, settings.a_max, a), gain,
     )
+
+
+def _a_into_guarantee(obs: Observation, held: set[str], a_max: float, a: float | None) -> float:
+    """See `Figures.a_into_guarantee`; ``held``: the leaves whose waits the target's A cures.
+    A leaf's unused guarantee is what it neither uses nor has asked for: a CapacityScheduler
+    serves a leaf's apps in order (FIFO), so an AM admitted now is placed after the asks of the
+    leaf's running apps."""
+    if obs.scheduler is not SchedulerKind.CAPACITY:
+        return 0.0
+    over = {
+        q.name: q.memory_used_mb - q.guarantee_mb for q in obs.queues if q.guarantee_mb is not None
+    }
+    leaves = [q for q in obs.queues if q.name in held]
+    if any(over.get(q.name, -1) >= 0 for q in leaves):
+        return 0.0  # a raise would admit the borrowers' waiting apps too
+    if not any(x > 0 for x in over.values()):
+        return 0.0  # no leaf borrows: what is full is the leaves' own
+    growth = 0.0
+    for q in leaves:
+        share = q.am_share if q.am_share is not None else a
+        if q.am_partition or not (q.guarantee_mb and q.am_memory_used_mb and q.running_apps):
+            continue
+        each = q.am_memory_used_mb / q.running_apps
+        asked = max(0.0, (q.memory_pending_mb or 0) - q.pending_apps * each)
+        ams = min(q.pending_apps, int((q.guarantee_mb - q.memory_used_mb - asked) // each))
+        if ams > 0 and share:
+            growth = max(growth, share * (q.am_memory_used_mb + ams * each) / q.am_memory_used_mb)
+    return min(growth, a_max)
 
 
 def _leaves_gain(obs: Observation, target: str, a: float | None, held: set[str]) -> float:

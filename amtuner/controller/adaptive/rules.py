@@ -328,6 +328,23 @@ def _room(p: Period) -> Proposal | None:
     return Proposal(Case.ROOM, _ROOM, want=1) if p.f.claimed < ROOMY else None
 
 
+def _held_under_guarantee(p: Period) -> Proposal | None:
+    """Full, but a CapacityScheduler leaf whose AM limit holds apps uses less than its
+    guarantee (`Figures.a_into_guarantee`): the full cluster is other leaves borrowing it, which
+    give it back as their containers end. One AM a period: the leaves' use moves as each AM's
+    tasks arrive, and AMs admitted in excess are not taken back."""
+    f = p.f
+    if not p.capacity or f.a_into_guarantee - p.a < _UNDER:
+        return None
+    why = (
+        "full, but a leaf its AM limit holds uses less than its guarantee, which the borrowers"
+        f" give back as their containers end: A {f.a_into_guarantee:.4g} admits AMs into it;"
+        " one AM"
+    )
+    cap = min(f.a_into_guarantee, f.a_for(f.ams + 1)) - p.a
+    return Proposal(Case.UNDER_GUARANTEE, why, want=1, cap=max(cap, 0.0))
+
+
 def _dead_band(p: Period) -> Proposal | None:
     """Between ROOMY and FULL nothing moves: a busy cluster always shows some capacity it cannot
     use, and AMs can only be what keeps tasks from memory when it is full."""
@@ -438,6 +455,7 @@ RULES: tuple[Callable[[Period], Proposal | None], ...] = (
     _room_with_short_jobs,
     _room_in_the_tail,
     _room,
+    _held_under_guarantee,
     _dead_band,
     _large_jobs_hold_it,
     _tasks_keep_their_aim,
