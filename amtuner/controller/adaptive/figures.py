@@ -346,7 +346,8 @@ def _a_into_guarantee(obs: Observation, held: set[str], a_max: float, a: float |
         asked = max(0.0, (q.memory_pending_mb or 0) - q.pending_apps * each)
         ams = min(q.pending_apps, int((q.guarantee_mb - q.memory_used_mb - asked) // each))
         if ams > 0 and share:
-            growth = max(growth, share * (q.am_memory_used_mb + ams * each) / q.am_memory_used_mb)
+            wanted = _a_for_more_ams(q.am_memory_used_mb, q.running_apps, share, ams)
+            growth = max(growth, wanted)
     return min(growth, a_max)
 
 
@@ -385,10 +386,16 @@ def _a_admitting_held(
         share = q.am_share if q.am_share is not None else a
         if q.name not in held or not (q.am_memory_used_mb and q.running_apps and share):
             continue
-        each = q.am_memory_used_mb / q.running_apps
-        wanted = share * (q.am_memory_used_mb + q.pending_apps * each) / q.am_memory_used_mb
+        wanted = _a_for_more_ams(q.am_memory_used_mb, q.running_apps, share, q.pending_apps)
         growth = max(growth, wanted)
     return min(growth, a_max)
+
+
+def _a_for_more_ams(am_mb: int, ams: int, share: float, more: int) -> float:
+    """The A at which a leaf's AM limit, full at ``share`` with ``ams`` AMs holding ``am_mb``,
+    admits ``more`` AMs of their mean size: the limit is proportional to A."""
+    each = am_mb / ams
+    return share * (am_mb + more * each) / am_mb
 
 
 def task_aim(t2: float, am_to_task: float, work: float = 1.0) -> float:
