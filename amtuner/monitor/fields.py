@@ -99,10 +99,16 @@ def _resource(obj: Mapping[str, Any], key: str, where: str) -> tuple[int, int] |
 
 def _percent(queue: Mapping[str, Any], key: str, where: str) -> float | None:
     """A percentage of the cluster (a CS queue's ``absoluteCapacity``, ``absoluteMaxCapacity``),
-    or None where the RM does not report it."""
+    or None where the RM does not report it. Not NaN nor infinite: Python's JSON reader takes
+    both, and the MB made from them would not be a number."""
     fraction = queue.get(key)
     if fraction is None:
         return None
-    if isinstance(fraction, bool) or not isinstance(fraction, int | float) or fraction < 0:
+    if (
+        isinstance(fraction, bool)
+        or not isinstance(fraction, int | float)
+        or not math.isfinite(fraction)
+        or fraction < 0
+    ):
         raise _bad(f"{where}.{key}: expected a percentage, got {fraction!r}")
     return float(fraction)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -102,7 +103,7 @@ def test_doc_capacity_tree_paths_and_counts() -> None:
 
 
 @pytest.mark.parametrize("key", ["absoluteCapacity", "absoluteMaxCapacity"])
-@pytest.mark.parametrize("value", [-5, "25", True])
+@pytest.mark.parametrize("value", [-5, "25", True, math.nan, math.inf])
 def test_a_capacity_percentage_that_is_not_one_is_refused(key: str, value: Any) -> None:
     doc = shared("rm-rest/scheduler-capacity.json")
     a = doc["scheduler"]["schedulerInfo"]["queues"]["queue"][0]
