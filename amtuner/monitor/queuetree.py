@@ -35,7 +35,8 @@ from typing import Any
 
 from amtuner.model import A_DECIMALS, SchedulerKind, round_a
 from amtuner.monitor.fields import _bad, _count, _obj, _opt_count, _resource
-from amtuner.monitor.rest import (
+from amtuner.monitor.rest import scheduler_kind_of
+from amtuner.monitor.restqueues import (
     _CS_LEAF_TYPE,
     _FS_LEAF_TYPE,
     _children,
@@ -43,7 +44,6 @@ from amtuner.monitor.rest import (
     _loaded_share,
     _partition,
     cs_path,
-    scheduler_kind_of,
 )
 
 

@@ -1,5 +1,5 @@
 """A CapacityScheduler user's limit where no document reports it: in a labelled partition
-(`amtuner.monitor.rest` reads the rest of a leaf's users)."""
+(`amtuner.monitor.restqueues` reads the rest of a leaf's users)."""
 
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ what ``FairSchedulerLeafQueueInfo`` gives REST under other names:
 * "Used Resources:", "AM Used Resources:", "AM Max Resources:" and "Instantaneous Fair Share:"
   are ``usedResources``, ``amUsedResources``, ``amMaxResources`` and ``fairResources``;
   "Demand Resources:" is ``demandResources``, of which the queue's pending memory is what it
-  does not hold yet, as `amtuner.monitor.rest` reads it;
+  does not hold yet, as `amtuner.monitor.restfair` reads it;
 * "Max Running Applications:" is ``maxApps``, printed only below ``Integer.MAX_VALUE``: a queue
   without the row has no limit of its own (REST reports 2147483647 there), a parent's with it
   is one of its leaves' `QueueStats.ancestor_max_apps`.

@@ -171,8 +171,8 @@ def _waiting_users_room(
     users: list[dict[str, str]], where: str
 ) -> tuple[int | None, int | None]:
     """The least AM room and the least room under the user limit among the users with apps
-    waiting, as `amtuner.monitor.rest` reads them from ``UserInfo``. A user the RM took below
-    zero (Hadoop 3.5.0 after kills, `amtuner.monitor.rest`) tells nothing of its room and is
+    waiting, as `amtuner.monitor.restqueues` reads them from ``UserInfo``. A user the RM took below
+    zero (Hadoop 3.5.0 after kills, `amtuner.monitor.restqueues`) tells nothing of its room and is
     left out, as there."""
     am_rooms, rooms = [], []
     for user in users:
