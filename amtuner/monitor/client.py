@@ -432,7 +432,7 @@ class RMClient:
                 f"{source}: the page does not name the scheduler (RM older than 2.8); "
                 "set scheduler.kind to capacity or fair",
             )
-        leaves = self._web_leaves(answered, kind)
+        leaves = self._web_leaves(answered, kind, page.metrics.memory_total_mb)
         named = [t for t in targets if t != GLOBAL_TARGET]
         if named and not leaves:
             raise ObservationError(
@@ -459,18 +459,24 @@ class RMClient:
         )
         return classify(obs) if leaves else obs
 
-    def _web_leaves(self, base: str, kind: SchedulerKind) -> tuple[QueueStats, ...]:
+    def _web_leaves(
+        self, base: str, kind: SchedulerKind, total_mb: int
+    ) -> tuple[QueueStats, ...]:
         """The leaves from the scheduler's page, for the waits; () when that page cannot be
         had or read, and the observation is the cluster's figures alone, as before the page
-        was read (the cycle goes on without the waits)."""
+        was read (the cycle goes on without the waits). ``total_mb``: the cluster's memory the
+        observation reports, of which an older CapacityScheduler page gives guarantees in
+        percent, as REST's are scaled by its metrics' total."""
         from amtuner.monitor.webfair import parse_fair_page
         from amtuner.monitor.webqueues import SCHEDULER_PAGE_PATH, parse_capacity_page
 
-        parse = parse_capacity_page if kind is SchedulerKind.CAPACITY else parse_fair_page
         try:
             resp, _ = self._get(base, SCHEDULER_PAGE_PATH, "text/html", rest=False)
             self._checked(resp, rest=False)
-            leaves = parse(resp.body, resp.url)
+            if kind is SchedulerKind.CAPACITY:
+                leaves = parse_capacity_page(resp.body, resp.url, total_mb)
+            else:
+                leaves = parse_fair_page(resp.body, resp.url)
         except (ObservationError, Unreachable) as exc:
             if exc.reason == self.scheduler_page_lost:
                 log.debug("still no waits from the web UI: %s", exc)

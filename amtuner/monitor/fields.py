@@ -97,18 +97,29 @@ def _resource(obj: Mapping[str, Any], key: str, where: str) -> tuple[int, int] |
     return memory, vcores
 
 
+def percentage(value: Any, where: str) -> float:
+    """A CS queue's percentage of the cluster as the RM reports it, in its REST document or on
+    its web page, or the answer refused in the same words whichever it came in. Not NaN nor
+    infinite: Python's JSON reader takes both, and the MB made from them would not be a
+    number."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value < 0
+    ):
+        raise _bad(f"{where}: expected a percentage, got {value!r}")
+    return float(value)
+
+
 def _percent(queue: Mapping[str, Any], key: str, where: str) -> float | None:
     """A percentage of the cluster (a CS queue's ``absoluteCapacity``, ``absoluteMaxCapacity``),
-    or None where the RM does not report it. Not NaN nor infinite: Python's JSON reader takes
-    both, and the MB made from them would not be a number."""
-    fraction = queue.get(key)
-    if fraction is None:
-        return None
-    if (
-        isinstance(fraction, bool)
-        or not isinstance(fraction, int | float)
-        or not math.isfinite(fraction)
-        or fraction < 0
-    ):
-        raise _bad(f"{where}.{key}: expected a percentage, got {fraction!r}")
-    return float(fraction)
+    or None where the RM does not report it."""
+    value = queue.get(key)
+    return None if value is None else percentage(value, f"{where}.{key}")
+
+
+def share_of(total: int, percent: float) -> int:
+    """``percent`` of the cluster's ``total`` (MB or vcores), to the nearest whole unit: what a
+    queue's share is where the RM gives only its percentage."""
+    return round(total * percent / 100)

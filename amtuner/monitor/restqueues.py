@@ -11,7 +11,7 @@ from dataclasses import replace
 from typing import Any
 
 from amtuner.model import PartitionStats, QueueStats, SchedulerKind
-from amtuner.monitor.fields import _bad, _count, _opt_count, _percent, _resource
+from amtuner.monitor.fields import _bad, _count, _opt_count, _percent, _resource, share_of
 from amtuner.monitor.users import Triple, user_limit_there
 
 # The JAXB type names the document gives its leaves and its scheduler.
@@ -216,7 +216,7 @@ def cs_leaves(
         caps, "effectiveMaxResource", path
     )
     if share is None and (fraction := _percent(queue, "absoluteMaxCapacity", path)) is not None:
-        share = (round(total_mb * fraction / 100), round(total_vcores * fraction / 100))
+        share = (share_of(total_mb, fraction), share_of(total_vcores, fraction))
     if share is not None and not total_vcores:
         share = (share[0], None)  # no cluster vcores reported: no vcore share either
     pending = _resource(usage, "pending", path)
@@ -234,7 +234,7 @@ def cs_leaves(
     )
     guarantee = _resource(caps, "effectiveMinResource", path)
     if guarantee is None and (fraction := _percent(queue, "absoluteCapacity", path)) is not None:
-        guarantee = (round(total_mb * fraction / 100), 0)
+        guarantee = (share_of(total_mb, fraction), 0)
     leaf = replace(
         leaf,
         guarantee_mb=guarantee[0] if guarantee else None,

@@ -17,6 +17,18 @@ leaf's ``UsersManager``, its columns found by their headers:
   Resource" is ``getAMResourcesUsed``, REST's ``AMResourceUsed``;
 * "Non-Schedulable Apps" is the user's ``numPendingApplications``: a user with apps waiting.
 
+The leaf's guarantee (`QueueStats.guarantee_mb`) is read as `amtuner.monitor.restqueues` reads
+it, from the same DAO (``PartitionQueueCapacitiesInfo``): "Effective Capacity:" (3.1+) is the
+default partition's ``effectiveMinResource`` followed by the leaf's capacity in percent,
+``<memory:16384, vCores:16> (100.0%)`` (empty where the RM has none). Older pages print only
+``absoluteCapacity``, as "Absolute Configured Capacity:" (2.6: "Absolute Capacity:") to a tenth
+of a percent, and REST takes that of the cluster's memory. The page shows that memory only in
+the Cluster Metrics table (``MetricsOverviewTable``) above the queues, the table
+`amtuner.monitor.webui` reads on ``/cluster`` each cycle: the caller gives its total, as REST's
+reader is given the metrics' ``totalMB``, and without it such a leaf's guarantee is None.
+"Configured Capacity:" is not the guarantee: 3.x prints there the ``configuredMinResource``,
+none for a queue configured in percent.
+
 What the page does not carry, the leaves leave None: the apps over ``max-parallel-apps``
 (``numApplications`` is not printed), the queue's share and its pending memory. A page that
 shows node-label partitions prints each leaf once per partition (``Queue Status for Partition``)
@@ -29,6 +41,7 @@ import re
 from dataclasses import dataclass, field
 
 from amtuner.model import QueueStats
+from amtuner.monitor.fields import percentage, share_of
 from amtuner.monitor.webui import Grid, _bad, attribute, resource, scan
 
 SCHEDULER_PAGE_PATH = "/cluster/scheduler"
@@ -38,6 +51,11 @@ _HEADING_MAX = 1000
 _BELOW_ZERO = re.compile(r"(?:^|[:\s])-\d")
 _USER_LIMIT = ("User Limit Resource", "Max Resource")
 """The user limit's header: 3.5.0's name first, then the one of 2.x to 3.4."""
+_EFFECTIVE = re.compile(r"(<[^<>]*>)(?: \([^()]*\))?")
+""""Effective Capacity:" as ``appendPercent`` prints it: the resource, then its percentage."""
+_ABSOLUTE = ("Absolute Configured Capacity:", "Absolute Capacity:")
+"""The absolute capacity's row: its name since 2.7, then 2.6's."""
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
 
 
 class _Tables:
@@ -111,15 +129,18 @@ def queue_tables(html: str | bytes, url: str = "web UI") -> list[QueueTable]:
     return found
 
 
-def parse_capacity_page(html: str | bytes, url: str = "web UI") -> tuple[QueueStats, ...]:
+def parse_capacity_page(
+    html: str | bytes, url: str = "web UI", total_mb: int | None = None
+) -> tuple[QueueStats, ...]:
     """The leaves of a CapacityScheduler's ``/cluster/scheduler`` page with the figures
     `amtuner.monitor.waits` classifies on; () where it shows none (node-label partitions).
+    ``total_mb``: the cluster's memory, which a guarantee the page gives only in percent is of.
     Raises `ObservationError` on a leaf it cannot read, a FairScheduler's among them (its
     tables carry other rows): the client picks the reader by the scheduler's kind."""
     tables = queue_tables(html, url)
     if any(t.partition is not None for t in tables):
         return ()
-    return tuple(_leaf(t, url) for t in tables)
+    return tuple(_leaf(t, url, total_mb) for t in tables)
 
 
 def _user_rows(rows: list[list[tuple[str, str]]], url: str) -> list[dict[str, str]]:
@@ -143,7 +164,7 @@ def count(figures: dict[str, str], key: str, where: str) -> int:
     return int(value)
 
 
-def _leaf(leaf: QueueTable, url: str) -> QueueStats:
+def _leaf(leaf: QueueTable, url: str, total_mb: int | None) -> QueueStats:
     name = leaf.name if leaf.name.startswith("root.") else f"root.{leaf.name}"
     where = f"{url} {name}"
     f = leaf.figures
@@ -164,7 +185,24 @@ def _leaf(leaf: QueueTable, url: str) -> QueueStats:
         containers=None if containers is None else count(f, "Num Containers:", where),
         user_am_room_mb=am_room,
         user_room_mb=room,
+        guarantee_mb=_guarantee(f, where, total_mb),
     )
+
+
+def _guarantee(figures: dict[str, str], where: str, total_mb: int | None) -> int | None:
+    """The leaf's guaranteed memory, as `amtuner.monitor.restqueues` reads it: the effective
+    minimum resource where the page prints one, else its absolute capacity of ``total_mb``."""
+    effective = figures.get("Effective Capacity:", "")
+    if effective:
+        match = _EFFECTIVE.fullmatch(effective)
+        return resource(match[1] if match else effective, where)[0]
+    key = next((k for k in _ABSOLUTE if k in figures), None)
+    if key is None:
+        return None
+    text = figures[key]
+    match = _PERCENT.fullmatch(text)
+    fraction = percentage(float(match[1]) if match else text, f"{where}: {key!r}")
+    return None if total_mb is None else share_of(total_mb, fraction)
 
 
 def _waiting_users_room(

@@ -19,6 +19,7 @@ from amtuner.config import RMSettings
 from amtuner.model import SchedulerKind
 from amtuner.monitor import ObservationError, RMClient, make_session
 from amtuner.monitor.rest import build_observation
+from tests.monitor.test_monitor_webqueues import before_3_1, with_row
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "monitor"
 Reply = tuple[int, dict[str, str], bytes]
@@ -305,7 +306,7 @@ def test_web_ui_names_the_waits_rest_names(
     assert obs.source == f"webui {rm.url}" and obs.waits == rest.waits and obs.waits
     (leaf,), (expected,) = obs.queues, rest.queues
     figures = ("name", "pending_apps", "running_apps", "memory_used_mb", "am_memory_used_mb",
-               "am_memory_limit_mb", "user_am_room_mb", "user_room_mb")  # fmt: skip
+               "am_memory_limit_mb", "user_am_room_mb", "user_room_mb", "guarantee_mb")  # fmt: skip
     if obs.scheduler is SchedulerKind.CAPACITY:
         figures += ("containers",)
     assert obs.scheduler is rest.scheduler
@@ -314,6 +315,20 @@ def test_web_ui_names_the_waits_rest_names(
     with pytest.raises(ObservationError) as err:
         client(rm.url).observe(["root.nope"])
     assert err.value.reason == "unknown-queue"
+
+
+def test_web_ui_scales_a_percent_guarantee_by_the_cluster_page(
+    rm_factory: Callable[[], FakeRM],
+) -> None:
+    """A CapacityScheduler page before 3.1 gives a leaf's guarantee only as its absolute
+    capacity: the fallback takes it of the memory /cluster reports, as REST of totalMB."""
+    html = with_row(before_3_1("capacity"), "Absolute Configured Capacity:", "25.0%")
+    page = (DATA / "hadoop-3.5.0" / "capacity" / "cluster.html").read_bytes()
+    rm = rm_factory()
+    rm.routes["/cluster"] = (200, {"Content-Type": "text/html"}, page)
+    rm.routes["/cluster/scheduler"] = (200, {"Content-Type": "text/html"}, html.encode())
+    obs = client(rm.url).observe()
+    assert obs.memory_total_mb == 16384 and obs.queues[0].guarantee_mb == 4096
 
 
 def test_a_blocked_scheduler_page_is_warned_of_once(

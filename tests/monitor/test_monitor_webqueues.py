@@ -15,6 +15,7 @@ from amtuner.model import Observation, WaitCause
 from amtuner.monitor.rest import ObservationError, build_observation
 from amtuner.monitor.waits import classify
 from amtuner.monitor.webqueues import parse_capacity_page
+from amtuner.monitor.webui import parse_cluster_page
 from tests.monitor.test_monitor_hadoop350 import DATA
 from tests.monitor.test_monitor_webui import without_optional_end_tags
 
@@ -95,6 +96,112 @@ def test_a_user_taken_below_zero_is_left_out() -> None:
     html = page()[:start] + before + "&lt;memory:-2048, vCores:-2&gt;" + after + page()[end:]
     (leaf,) = parse_capacity_page(html)
     assert (leaf.user_am_room_mb, leaf.user_room_mb) == (None, None)
+
+
+SCENES = ("capacity", "capacity-user-am-limit", "capacity-user-max-parallel-apps")
+EFFECTIVE = "&lt;memory:16384, vCores:16&gt; (100.0%)"
+"""Its one leaf's Effective Capacity on each recorded page (and its Effective Max Capacity)."""
+
+
+def cluster_mb(scene: str) -> int:
+    """The cluster's memory on the /cluster page recorded beside the scheduler page."""
+    return parse_cluster_page((DATA / scene / "cluster.html").read_bytes()).metrics.memory_total_mb
+
+
+def with_row(html: str, header: str, value: str) -> str:
+    """The page with its one leaf's ``header`` row showing ``value``."""
+    at = html.index(header)
+    start = html.index("<td>", at) + len("<td>")
+    end = html.index("</td>", start)
+    return html[:start] + value + html[end:]
+
+
+def before_3_1(scene: str, header: str = "Absolute Configured Capacity:") -> str:
+    """The page as an RM before 3.1 prints the leaf: no Effective Capacity, its absolute
+    capacity under ``header``."""
+    html = with_row(page(scene), "Effective Capacity:", "")
+    return html.replace("Absolute Configured Capacity:", header, 1)
+
+
+def rest_by_percent(scene: str, absolute: float | None = None) -> Observation:
+    """The REST observation where the RM reports no effectiveMinResource (before 3.1), its
+    leaf's absoluteCapacity ``absolute`` where given."""
+    here = DATA / scene
+    doc = json.loads((here / "scheduler.json").read_bytes())
+    for leaf in doc["scheduler"]["schedulerInfo"]["queues"]["queue"]:
+        for caps in leaf["capacities"]["queueCapacitiesByPartition"]:
+            caps.pop("effectiveMinResource")
+        if absolute is not None:
+            leaf["absoluteCapacity"] = absolute
+    return build_observation(
+        json.loads((here / "metrics.json").read_bytes()), doc, time=0.0, source="rest"
+    )
+
+
+@pytest.mark.parametrize("scene", SCENES)
+def test_the_page_gives_the_guarantee_rest_gives(scene: str) -> None:
+    """Effective Capacity is the default partition's effectiveMinResource, as in REST (its one
+    leaf is guaranteed the whole 16 GB cluster)."""
+    assert EFFECTIVE in page(scene)
+    leaves = parse_capacity_page(page(scene), "scheduler.html")
+    assert [q.guarantee_mb for q in leaves] == [q.guarantee_mb for q in rest_of(scene).queues]
+    assert [q.guarantee_mb for q in leaves] == [16384]
+
+
+def test_the_guarantee_is_the_effective_capacity_not_the_maximum() -> None:
+    """The recording's leaf has the same Effective Max Capacity: a guarantee of a quarter
+    tells the rows apart."""
+    html = with_row(page(), "Effective Capacity:", "&lt;memory:4096, vCores:4&gt; (25.0%)")
+    (leaf,) = parse_capacity_page(html, "scheduler.html")
+    assert leaf.guarantee_mb == 4096
+
+
+@pytest.mark.parametrize("header", ["Absolute Configured Capacity:", "Absolute Capacity:"])
+@pytest.mark.parametrize("scene", SCENES)
+def test_before_3_1_the_guarantee_is_the_absolute_capacity_of_the_cluster(
+    scene: str, header: str
+) -> None:
+    """No effectiveMinResource: REST scales absoluteCapacity by the metrics' totalMB, the page
+    its percentage (2.6: "Absolute Capacity:") by the Cluster Metrics table's total."""
+    html = before_3_1(scene, header)
+    (leaf,) = parse_capacity_page(html, "scheduler.html", cluster_mb(scene))
+    (rest,) = rest_by_percent(scene).queues
+    assert leaf.guarantee_mb == rest.guarantee_mb == 16384
+    # Without the cluster's memory the percentage is still checked, but gives no guarantee.
+    assert parse_capacity_page(html, "scheduler.html")[0].guarantee_mb is None
+
+
+def test_the_absolute_capacity_is_read_to_a_tenth_of_a_percent() -> None:
+    """The page rounds the percentage to one decimal (``StringUtils.formatPercent``), REST
+    does not: the same leaf's guarantee may differ by up to 0.05 % of the cluster."""
+    (rest,) = rest_by_percent("capacity", absolute=12.53).queues
+    html = with_row(before_3_1("capacity"), "Absolute Configured Capacity:", "12.5%")
+    (leaf,) = parse_capacity_page(html, "scheduler.html", cluster_mb("capacity"))
+    assert (leaf.guarantee_mb, rest.guarantee_mb) == (2048, 2053)
+
+
+def test_a_page_without_either_row_gives_no_guarantee() -> None:
+    html = before_3_1("capacity").replace("Absolute Configured Capacity:", "Capacity:", 1)
+    (leaf,) = parse_capacity_page(html, "scheduler.html", 16384)
+    assert leaf.guarantee_mb is None
+
+
+@pytest.mark.parametrize("value", ["-5.0%", "1O0.0%", "100.0", "nan%", "9" * 400 + "%", "25 %"])
+def test_a_bad_absolute_capacity_is_refused_in_rest_words(value: str) -> None:
+    """The words of the REST reader's refusal of an absoluteCapacity that is not one."""
+    html = with_row(before_3_1("capacity"), "Absolute Configured Capacity:", value)
+    with pytest.raises(ObservationError) as err:
+        parse_capacity_page(html, "scheduler.html", 16384)
+    where = "scheduler.html root.default: 'Absolute Configured Capacity:'"
+    assert err.value.reason == "bad-response"
+    assert f"{where}: expected a percentage, got " in err.value.message
+
+
+@pytest.mark.parametrize("value", ["16 GB (100.0%)", "&lt;memory:16384&gt; (100.0%)"])
+def test_a_bad_effective_capacity_is_refused(value: str) -> None:
+    html = with_row(page(), "Effective Capacity:", value)
+    with pytest.raises(ObservationError, match="cannot read resource value"):
+        parse_capacity_page(html, "scheduler.html")
 
 
 def test_a_page_of_partitions_gives_no_leaf() -> None:
