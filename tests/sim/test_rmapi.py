@@ -789,6 +789,7 @@ def test_the_scheduler_page_gives_the_waits_the_document_gives(make_view: Any) -
             truth.pending_apps, truth.running_apps, truth.am_memory_used_mb,
         )  # fmt: skip
         assert seen.am_memory_limit_mb == truth.am_memory_limit_mb
+        assert seen.guarantee_mb == truth.guarantee_mb  # each CS leaf's; a FairScheduler's: None
         # The page leaves out root's limit (FairScheduler: no table for root) and unset ones.
         assert list(seen.ancestor_max_apps) == [
             a for a in truth.ancestor_max_apps if a[0] != "root" and a[1] < 2**31 - 1

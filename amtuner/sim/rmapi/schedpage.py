@@ -60,6 +60,11 @@ def _usage(queue: Mapping[str, Any], partition: str) -> Mapping[str, Any]:
     return next((u for u in by if u.get("partitionName") == partition), {})
 
 
+def _capacities(queue: Mapping[str, Any], partition: str) -> Mapping[str, Any]:
+    by = queue.get("capacities", {}).get("queueCapacitiesByPartition", [])
+    return next((c for c in by if c.get("partitionName") == partition), {})
+
+
 def _cs_tables(queue: Mapping[str, Any], labelled: bool) -> Iterator[str]:
     children = _children(queue, "queues")
     if children:
@@ -70,11 +75,15 @@ def _cs_tables(queue: Mapping[str, Any], labelled: bool) -> Iterator[str]:
     partitions = [""] + [p for p in queue.get("nodeLabels", []) if p not in ("*", "")]
     for partition in partitions:
         usage = _usage(queue, partition)
+        caps = _capacities(queue, partition)
         heading = f"'{path}' Queue Status"
         if labelled:
             heading += f" for Partition '{partition or _DEFAULT_PARTITION}'"
         rows: list[tuple[str, object]] = [
             ("Queue State:", queue.get("state", "RUNNING")),
+            ("Effective Capacity:",
+             f"{_res(caps.get('effectiveMinResource'))} ({caps.get('capacity', 0.0):.1f}%)"),
+            ("Absolute Configured Capacity:", f"{caps.get('absoluteCapacity', 0.0):.1f}%"),
             ("Used Resources:", _res(usage.get("used"))),
             ("Configured Max Application Master Limit:", queue["configuredMaxAMResourceLimit"]
              * 100),
