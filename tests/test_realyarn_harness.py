@@ -3,14 +3,20 @@ and how it finds the processes a cluster leaves behind."""
 
 from __future__ import annotations
 
+import json
 import subprocess
+import threading
 import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from http.cookies import SimpleCookie
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
 from amtuner.model import SchedulerKind
-from amtuner.realyarn import ClusterSpec, RealRM
+from amtuner.realyarn import ClusterSpec, RealRM, apps
 from amtuner.realyarn.build import Build
 from amtuner.realyarn.cluster import leftover_processes
 from amtuner.realyarn.secure import hadoop_xml
@@ -87,3 +93,55 @@ def test_a_secured_cluster_turns_simple_auth_into_kerberos_and_spnego(tmp_path: 
     (tmp_path / "secure").mkdir()
     conf = security.write_krb5_conf(tmp_path, 4321)
     assert "kdc = 127.0.0.1:4321" in conf.read_text()
+
+
+class _AuthFilterRM(BaseHTTPRequestHandler):
+    """The two submission calls of the RM's REST API behind Hadoop's pseudo authentication
+    filter: the first request's ``user.name`` is set in a cookie, and from then on the cookie,
+    not ``user.name``, says who calls. Records who submitted each app."""
+
+    submitted: dict[str, str]
+
+    def do_POST(self) -> None:
+        jar = SimpleCookie(self.headers.get("Cookie", ""))
+        query = parse_qs(urlsplit(self.path).query)
+        user = jar["hadoop.auth"].value if "hadoop.auth" in jar else query["user.name"][0]
+        body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        if urlsplit(self.path).path.endswith("/new-application"):
+            status, reply = 200, {"application-id": f"application_1_{len(self.submitted):04d}"}
+            self.submitted[reply["application-id"]] = ""
+        else:
+            status, reply = 202, {}
+            self.submitted[json.loads(body)["application-id"]] = user
+        data = json.dumps(reply).encode()
+        self.send_response(status)
+        self.send_header("Set-Cookie", f"hadoop.auth={user}; Path=/")
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, format: str, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def auth_filter_rm() -> Iterator[tuple[str, dict[str, str]]]:
+    submitted: dict[str, str] = {}
+    handler = type("Handler", (_AuthFilterRM,), {"submitted": submitted})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", submitted
+    server.shutdown()
+    server.server_close()
+
+
+def test_each_app_is_submitted_as_its_own_user_behind_the_auth_filter(
+    auth_filter_rm: tuple[str, dict[str, str]],
+) -> None:
+    url, submitted = auth_filter_rm
+    users = ["alice", "bob", "alice", "carol", "bob"]
+    with apps.Submitter(url, "/markers") as submitter:
+        ids = [submitter.submit(apps.RealJob(name=f"j{i}", user=u)) for i, u in enumerate(users)]
+    assert [submitted[i] for i in ids] == users

@@ -205,8 +205,9 @@ def run_real(
                 with_capacity_properties(rm.scheduler_file.read_bytes(), properties)
             )
             rm.refresh_queues()
-        for job in apps.real_jobs(batch):
-            apps.submit(session, rm.url, job, str(rm.markers))
+        with apps.Submitter(rm.url, str(rm.markers)) as submitter:
+            for job in apps.real_jobs(batch):
+                submitter.submit(job)
         began = time.monotonic()
         config = _daemon_config(rm, policy, work)
         daemons = []

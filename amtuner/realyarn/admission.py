@@ -123,21 +123,13 @@ def real(
     app. ``release``: the batch goes in while the AM limit admits none, and this raises it once
     every app is known, so that no AM is placed under the fair shares of a half-submitted
     batch (a FairScheduler's shares follow the queues that have apps)."""
-    # One session per user: the RM's authentication filter remembers a caller by its cookie,
-    # whatever ``user.name`` a later request gives.
-    as_user = {h.user: requests.Session() for h in batch}
-    try:
+    with apps.Submitter(url, markers) as submitter:
         ids = {
-            apps.submit(
-                as_user[h.user], url,
-                apps.RealJob(name=f"hold-{i:02d}", queue=h.queue, user=h.user, am_memory_mb=am_mb),
-                markers,
+            submitter.submit(
+                apps.RealJob(name=f"hold-{i:02d}", queue=h.queue, user=h.user, am_memory_mb=am_mb)
             )
             for i, h in enumerate(batch)
-        }  # fmt: skip
-    finally:
-        for user_session in as_user.values():
-            user_session.close()
+        }
     began = time.monotonic()
     last: tuple[tuple[str, ...], int] | None = None
     since = began

@@ -8,7 +8,8 @@ child app its AM submits and waits for.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from types import TracebackType
 
 import requests
 
@@ -152,6 +153,36 @@ def submit(session: requests.Session, url: str, job: RealJob, markers: str) -> s
     if done.status_code != 202:
         raise RuntimeError(f"submitting {app_id}: HTTP {done.status_code}: {done.text[:300]}")
     return app_id
+
+
+@dataclass
+class Submitter:
+    """Submits jobs to the RM at ``url``, each over its user's own session: the RM's
+    authentication filter (``AuthenticationFilter``) knows a caller by the cookie it set on
+    the first request, whatever ``user.name`` a later one gives, so one session shared by two
+    users submits every app as the first. A context manager: the sessions close on exit."""
+
+    url: str
+    markers: str
+    _sessions: dict[str, requests.Session] = field(default_factory=dict)
+
+    def submit(self, job: RealJob) -> str:
+        """`submit` as ``job.user``; returns the application id."""
+        session = self._sessions.setdefault(job.user, requests.Session())
+        return submit(session, self.url, job, self.markers)
+
+    def close(self) -> None:
+        for session in self._sessions.values():
+            session.close()
+        self._sessions.clear()
+
+    def __enter__(self) -> Submitter:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
 
 
 def kill(session: requests.Session, url: str, app_id: str) -> None:

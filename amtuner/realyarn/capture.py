@@ -205,13 +205,9 @@ def stage(rm: RealRM, scene: Scene, timeout_s: float = 60.0) -> bytes:
     data = scene.scheduler_file(rm.spec.queues)
     rm.scheduler_file.write_bytes(data)
     rm.refresh_queues()
-    # One session per user: the RM's authentication filter knows a caller by its cookie.
-    as_user = {h.user: requests.Session() for h in scene.batch}
-    for i, h in enumerate(scene.batch):
-        job = apps.RealJob(name=f"hold-{i:02d}", queue=h.queue, user=h.user)
-        apps.submit(as_user[h.user], rm.url, job, str(rm.markers))
-    for session in as_user.values():
-        session.close()
+    with apps.Submitter(rm.url, str(rm.markers)) as submitter:
+        for i, h in enumerate(scene.batch):
+            submitter.submit(apps.RealJob(name=f"hold-{i:02d}", queue=h.queue, user=h.user))
     wanted = (scene.running, scene.waiting)
     deadline = time.monotonic() + timeout_s
     while True:

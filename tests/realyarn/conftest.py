@@ -214,17 +214,14 @@ def against_sim(
     session = requests.Session()
     before = {str(r["id"]) for r in apps.listed(session, rm.url)}
     timed = sorted(apps.timed_jobs(batch), key=lambda t: t[0])
-    # One session per user: the RM's authentication filter knows a caller by its cookie.
-    as_user = {job.user: requests.Session() for _, job in timed}
     first = timed[0][0]
     began = time.monotonic()
-    for at, job in timed:
-        time.sleep(max(0.0, began + at - first - time.monotonic()))
-        if at > first and before_late is not None:
-            before_late()
-        apps.submit(as_user[job.user], rm.url, job, str(rm.markers))
-    for user_session in as_user.values():
-        user_session.close()
+    with apps.Submitter(rm.url, str(rm.markers)) as submitter:
+        for at, job in timed:
+            time.sleep(max(0.0, began + at - first - time.monotonic()))
+            if at > first and before_late is not None:
+                before_late()
+            submitter.submit(job)
 
     def ended() -> list[dict[str, Any]] | None:
         records = ours(apps.listed(session, rm.url), before)

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
-import requests
 
 from amtuner.realyarn import RealRM, apps
 from amtuner.realyarn.admission import HOLD_S
@@ -103,10 +102,8 @@ def simulated(rm: RealRM, jobs: Sequence[JobSpec], config: bytes) -> dict[str, t
 def real(rm: RealRM, jobs: Sequence[JobSpec]) -> dict[str, tuple[int, int]]:
     """Each app's headroom on the real RM, from two heartbeats that agree with every container
     placed."""
-    # One session per user: the RM's authentication filter knows a caller by its cookie.
-    submitted = [real_job(job) for job in jobs]
-    as_user = {job.user: requests.Session() for job in submitted}
-    ids = {apps.submit(as_user[j.user], rm.url, j, str(rm.markers)): j.name for j in submitted}
+    with apps.Submitter(rm.url, str(rm.markers)) as submitter:
+        ids = {submitter.submit(j): j.name for j in map(real_job, jobs)}
     files = {app_id: Path(rm.markers) / f"headroom-{app_id}" for app_id in ids}
 
     def heard() -> dict[str, tuple[int, int]]:
