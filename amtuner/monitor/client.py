@@ -432,7 +432,8 @@ class RMClient:
                 f"{source}: the page does not name the scheduler (RM older than 2.8); "
                 "set scheduler.kind to capacity or fair",
             )
-        leaves = self._web_leaves(answered, kind, page.metrics.memory_total_mb)
+        m = page.metrics
+        leaves = self._web_leaves(answered, kind, m.memory_total_mb, m.vcores_total)
         named = [t for t in targets if t != GLOBAL_TARGET]
         if named and not leaves:
             raise ObservationError(
@@ -441,7 +442,6 @@ class RMClient:
                 f"{', '.join(named)}",
             )
         check_targets(named, leaves, source)
-        m = page.metrics
         log.debug("REST unavailable (%s); observed %s", why, source)
         self._remember(rm, answered)
         obs = Observation(
@@ -460,13 +460,13 @@ class RMClient:
         return classify(obs) if leaves else obs
 
     def _web_leaves(
-        self, base: str, kind: SchedulerKind, total_mb: int
+        self, base: str, kind: SchedulerKind, total_mb: int, total_vcores: int
     ) -> tuple[QueueStats, ...]:
         """The leaves from the scheduler's page, for the waits; () when that page cannot be
         had or read, and the observation is the cluster's figures alone, as before the page
-        was read (the cycle goes on without the waits). ``total_mb``: the cluster's memory the
-        observation reports, of which an older CapacityScheduler page gives guarantees in
-        percent, as REST's are scaled by its metrics' total."""
+        was read (the cycle goes on without the waits). ``total_mb``, ``total_vcores``: the
+        cluster's the observation reports, of which an older CapacityScheduler page gives
+        guarantees and shares in percent, as REST's are scaled by its metrics' totals."""
         from amtuner.monitor.webfair import parse_fair_page
         from amtuner.monitor.webqueues import SCHEDULER_PAGE_PATH, parse_capacity_page
 
@@ -474,7 +474,7 @@ class RMClient:
             resp, _ = self._get(base, SCHEDULER_PAGE_PATH, "text/html", rest=False)
             self._checked(resp, rest=False)
             if kind is SchedulerKind.CAPACITY:
-                leaves = parse_capacity_page(resp.body, resp.url, total_mb)
+                leaves = parse_capacity_page(resp.body, resp.url, total_mb, total_vcores)
             else:
                 leaves = parse_fair_page(resp.body, resp.url)
         except (ObservationError, Unreachable) as exc:

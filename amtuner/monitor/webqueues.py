@@ -17,20 +17,28 @@ leaf's ``UsersManager``, its columns found by their headers:
   Resource" is ``getAMResourcesUsed``, REST's ``AMResourceUsed``;
 * "Non-Schedulable Apps" is the user's ``numPendingApplications``: a user with apps waiting.
 
-The leaf's guarantee (`QueueStats.guarantee_mb`) is read as `amtuner.monitor.restqueues` reads
-it, from the same DAO (``PartitionQueueCapacitiesInfo``): "Effective Capacity:" (3.1+) is the
-default partition's ``effectiveMinResource`` followed by the leaf's capacity in percent,
-``<memory:16384, vCores:16> (100.0%)`` (empty where the RM has none). Older pages print only
-``absoluteCapacity``, as "Absolute Configured Capacity:" (2.6: "Absolute Capacity:") to a tenth
-of a percent, and REST takes that of the cluster's memory. The page shows that memory only in
-the Cluster Metrics table (``MetricsOverviewTable``) above the queues, the table
-`amtuner.monitor.webui` reads on ``/cluster`` each cycle: the caller gives its total, as REST's
-reader is given the metrics' ``totalMB``, and without it such a leaf's guarantee is None.
-"Configured Capacity:" is not the guarantee: 3.x prints there the ``configuredMinResource``,
-none for a queue configured in percent.
+The leaf's guarantee (`QueueStats.guarantee_mb`) and its share (`QueueStats.memory_share_mb`,
+`QueueStats.vcores_share`) are read as `amtuner.monitor.restqueues` reads them, from the same
+DAO (``PartitionQueueCapacitiesInfo``), each from one pair of rows (`_capacity`):
+
+* "Effective Capacity:" and "Effective Max Capacity:" (3.1+) are the default partition's
+  ``effectiveMinResource`` and ``effectiveMaxResource``, each followed by the leaf's capacity
+  or maximum capacity in percent, ``<memory:16384, vCores:16> (100.0%)`` (empty where the RM
+  has none);
+* older pages print only ``absoluteCapacity`` and ``absoluteMaxCapacity``, as "Absolute
+  Configured Capacity:" and "Absolute Configured Max Capacity:" (2.6: "Absolute Capacity:" and
+  "Absolute Max Capacity:") to a tenth of a percent, and REST takes those of the cluster's
+  memory and vcores. The page shows them only in the Cluster Metrics table
+  (``MetricsOverviewTable``) above the queues, the table `amtuner.monitor.webui` reads on
+  ``/cluster`` each cycle: the caller gives its totals, as REST's reader is given the metrics'
+  ``totalMB`` and ``totalVirtualCores``, and without the memory such a leaf's figure is None.
+
+As on REST, the share's vcores are None where the cluster reports none. "Configured Capacity:"
+and "Configured Max Capacity:" are neither: 3.x prints there the ``configuredMinResource`` and
+``configuredMaxResource``, none (or "unlimited") for a queue configured in percent.
 
 What the page does not carry, the leaves leave None: the apps over ``max-parallel-apps``
-(``numApplications`` is not printed), the queue's share and its pending memory. A page that
+(``numApplications`` is not printed) and the queue's pending memory. A page that
 shows node-label partitions prints each leaf once per partition (``Queue Status for Partition``)
 and says nowhere which one its AMs go to, which the waits depend on: no leaf is read from it.
 """
@@ -52,10 +60,16 @@ _BELOW_ZERO = re.compile(r"(?:^|[:\s])-\d")
 _USER_LIMIT = ("User Limit Resource", "Max Resource")
 """The user limit's header: 3.5.0's name first, then the one of 2.x to 3.4."""
 _EFFECTIVE = re.compile(r"(<[^<>]*>)(?: \([^()]*\))?")
-""""Effective Capacity:" as ``appendPercent`` prints it: the resource, then its percentage."""
-_ABSOLUTE = ("Absolute Configured Capacity:", "Absolute Capacity:")
-"""The absolute capacity's row: its name since 2.7, then 2.6's."""
+"""An effective capacity as ``appendPercent`` prints it: the resource, then its percentage."""
 _PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
+_Rows = tuple[str, tuple[str, ...]]
+"""One capacity's rows: its effective resource's (3.1+), then its absolute percentage's under
+each name it has had (since 2.7, then 2.6's)."""
+_GUARANTEE: _Rows = ("Effective Capacity:", ("Absolute Configured Capacity:", "Absolute Capacity:"))
+_SHARE: _Rows = (
+    "Effective Max Capacity:",
+    ("Absolute Configured Max Capacity:", "Absolute Max Capacity:"),
+)
 
 
 class _Tables:
@@ -130,17 +144,18 @@ def queue_tables(html: str | bytes, url: str = "web UI") -> list[QueueTable]:
 
 
 def parse_capacity_page(
-    html: str | bytes, url: str = "web UI", total_mb: int | None = None
+    html: str | bytes, url: str = "web UI", total_mb: int | None = None, total_vcores: int = 0
 ) -> tuple[QueueStats, ...]:
     """The leaves of a CapacityScheduler's ``/cluster/scheduler`` page with the figures
     `amtuner.monitor.waits` classifies on; () where it shows none (node-label partitions).
-    ``total_mb``: the cluster's memory, which a guarantee the page gives only in percent is of.
-    Raises `ObservationError` on a leaf it cannot read, a FairScheduler's among them (its
-    tables carry other rows): the client picks the reader by the scheduler's kind."""
+    ``total_mb``, ``total_vcores``: the cluster's, which a guarantee or share the page gives
+    only in percent is of. Raises `ObservationError` on a leaf it cannot read, a
+    FairScheduler's among them (its tables carry other rows): the client picks the reader by
+    the scheduler's kind."""
     tables = queue_tables(html, url)
     if any(t.partition is not None for t in tables):
         return ()
-    return tuple(_leaf(t, url, total_mb) for t in tables)
+    return tuple(_leaf(t, url, (total_mb, total_vcores)) for t in tables)
 
 
 def _user_rows(rows: list[list[tuple[str, str]]], url: str) -> list[dict[str, str]]:
@@ -164,7 +179,7 @@ def count(figures: dict[str, str], key: str, where: str) -> int:
     return int(value)
 
 
-def _leaf(leaf: QueueTable, url: str, total_mb: int | None) -> QueueStats:
+def _leaf(leaf: QueueTable, url: str, totals: tuple[int | None, int]) -> QueueStats:
     name = leaf.name if leaf.name.startswith("root.") else f"root.{leaf.name}"
     where = f"{url} {name}"
     f = leaf.figures
@@ -173,6 +188,8 @@ def _leaf(leaf: QueueTable, url: str, total_mb: int | None) -> QueueStats:
     am_limit = resource(f.get("Max Application Master Resources:", ""), where)
     containers = f.get("Num Containers:")
     am_room, room = _waiting_users_room(leaf.users, where)
+    share = _capacity(f, _SHARE, where, totals)
+    guarantee = _capacity(f, _GUARANTEE, where, totals)
     return QueueStats(
         name=name,
         pending_apps=count(f, "Num Non-Schedulable Applications:", where),
@@ -182,27 +199,40 @@ def _leaf(leaf: QueueTable, url: str, total_mb: int | None) -> QueueStats:
         am_memory_used_mb=am_used[0],
         am_vcores_used=am_used[1],
         am_memory_limit_mb=am_limit[0],
+        memory_share_mb=share[0] if share else None,
+        vcores_share=share[1] if share else None,
         containers=None if containers is None else count(f, "Num Containers:", where),
         user_am_room_mb=am_room,
         user_room_mb=room,
-        guarantee_mb=_guarantee(f, where, total_mb),
+        guarantee_mb=guarantee[0] if guarantee else None,
     )
 
 
-def _guarantee(figures: dict[str, str], where: str, total_mb: int | None) -> int | None:
-    """The leaf's guaranteed memory, as `amtuner.monitor.restqueues` reads it: the effective
-    minimum resource where the page prints one, else its absolute capacity of ``total_mb``."""
-    effective = figures.get("Effective Capacity:", "")
-    if effective:
-        match = _EFFECTIVE.fullmatch(effective)
-        return resource(match[1] if match else effective, where)[0]
-    key = next((k for k in _ABSOLUTE if k in figures), None)
-    if key is None:
-        return None
-    text = figures[key]
-    match = _PERCENT.fullmatch(text)
-    fraction = percentage(float(match[1]) if match else text, f"{where}: {key!r}")
-    return None if total_mb is None else share_of(total_mb, fraction)
+def _capacity(
+    figures: dict[str, str], rows: _Rows, where: str, totals: tuple[int | None, int]
+) -> tuple[int, int | None] | None:
+    """One of the leaf's capacities (``rows``: its guarantee's or its share's) as memory and
+    vcores, as `amtuner.monitor.restqueues` reads it: the effective resource where the page
+    prints one, else its absolute percentage of the cluster's ``totals``, None without their
+    memory or where the page has neither row. The vcores are None where the cluster reports
+    none, as REST leaves a share's."""
+    effective, absolute = rows
+    total_mb, total_vcores = totals
+    text = figures.get(effective, "")
+    if text:
+        match = _EFFECTIVE.fullmatch(text)
+        memory, vcores = resource(match[1] if match else text, where)
+    else:
+        key = next((k for k in absolute if k in figures), None)
+        if key is None:
+            return None
+        text = figures[key]
+        match = _PERCENT.fullmatch(text)
+        fraction = percentage(float(match[1]) if match else text, f"{where}: {key!r}")
+        if total_mb is None:
+            return None
+        memory, vcores = share_of(total_mb, fraction), share_of(total_vcores, fraction)
+    return memory, vcores if total_vcores else None
 
 
 def _waiting_users_room(

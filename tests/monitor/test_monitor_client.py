@@ -291,7 +291,7 @@ def test_web_ui_names_the_waits_rest_names(
     rm_factory: Callable[[], FakeRM], scene: str
 ) -> None:
     """Hadoop 3.5.0's /cluster and /cluster/scheduler pages, recorded at the moment of its REST
-    documents: the fallback finds the same leaf, users' rooms and waits as REST (a
+    documents: the fallback finds the same leaf, users' rooms, share and waits as REST (a
     FairScheduler's page has no containers)."""
     here = DATA / "hadoop-3.5.0" / scene
     rest = build_observation(
@@ -306,7 +306,8 @@ def test_web_ui_names_the_waits_rest_names(
     assert obs.source == f"webui {rm.url}" and obs.waits == rest.waits and obs.waits
     (leaf,), (expected,) = obs.queues, rest.queues
     figures = ("name", "pending_apps", "running_apps", "memory_used_mb", "am_memory_used_mb",
-               "am_memory_limit_mb", "user_am_room_mb", "user_room_mb", "guarantee_mb")  # fmt: skip
+               "am_memory_limit_mb", "user_am_room_mb", "user_room_mb", "guarantee_mb",
+               "memory_share_mb", "vcores_share")  # fmt: skip
     if obs.scheduler is SchedulerKind.CAPACITY:
         figures += ("containers",)
     assert obs.scheduler is rest.scheduler
@@ -317,18 +318,22 @@ def test_web_ui_names_the_waits_rest_names(
     assert err.value.reason == "unknown-queue"
 
 
-def test_web_ui_scales_a_percent_guarantee_by_the_cluster_page(
+def test_web_ui_scales_percent_capacities_by_the_cluster_page(
     rm_factory: Callable[[], FakeRM],
 ) -> None:
-    """A CapacityScheduler page before 3.1 gives a leaf's guarantee only as its absolute
-    capacity: the fallback takes it of the memory /cluster reports, as REST of totalMB."""
+    """A CapacityScheduler page before 3.1 gives a leaf's guarantee and share only as its
+    absolute capacities: the fallback takes them of the memory and vcores /cluster reports, as
+    REST of totalMB and totalVirtualCores."""
     html = with_row(before_3_1("capacity"), "Absolute Configured Capacity:", "25.0%")
+    html = with_row(html, "Absolute Configured Max Capacity:", "50.0%")
     page = (DATA / "hadoop-3.5.0" / "capacity" / "cluster.html").read_bytes()
     rm = rm_factory()
     rm.routes["/cluster"] = (200, {"Content-Type": "text/html"}, page)
     rm.routes["/cluster/scheduler"] = (200, {"Content-Type": "text/html"}, html.encode())
     obs = client(rm.url).observe()
-    assert obs.memory_total_mb == 16384 and obs.queues[0].guarantee_mb == 4096
+    (leaf,) = obs.queues
+    assert (obs.memory_total_mb, obs.vcores_total) == (16384, 16)
+    assert (leaf.guarantee_mb, leaf.memory_share_mb, leaf.vcores_share) == (4096, 8192, 8)
 
 
 def test_a_blocked_scheduler_page_is_warned_of_once(

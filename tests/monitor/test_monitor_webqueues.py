@@ -108,6 +108,13 @@ def cluster_mb(scene: str) -> int:
     return parse_cluster_page((DATA / scene / "cluster.html").read_bytes()).metrics.memory_total_mb
 
 
+def totals(scene: str) -> tuple[int, int]:
+    """The cluster's memory and vcores on the /cluster page recorded beside the scheduler page,
+    as the client gives them."""
+    metrics = parse_cluster_page((DATA / scene / "cluster.html").read_bytes()).metrics
+    return metrics.memory_total_mb, metrics.vcores_total
+
+
 def with_row(html: str, header: str, value: str) -> str:
     """The page with its one leaf's ``header`` row showing ``value``."""
     at = html.index(header)
@@ -116,23 +123,39 @@ def with_row(html: str, header: str, value: str) -> str:
     return html[:start] + value + html[end:]
 
 
-def before_3_1(scene: str, header: str = "Absolute Configured Capacity:") -> str:
-    """The page as an RM before 3.1 prints the leaf: no Effective Capacity, its absolute
-    capacity under ``header``."""
+ABSOLUTE = ("Absolute Configured Capacity:", "Absolute Configured Max Capacity:")
+"""The absolute capacity's and maximum capacity's rows since 2.7."""
+ABSOLUTE_2_6 = ("Absolute Capacity:", "Absolute Max Capacity:")
+
+
+def before_3_1(scene: str, names: tuple[str, str] = ABSOLUTE) -> str:
+    """The page as an RM before 3.1 prints the leaf: no effective capacities, its absolute
+    capacity and maximum capacity under ``names``."""
     html = with_row(page(scene), "Effective Capacity:", "")
-    return html.replace("Absolute Configured Capacity:", header, 1)
+    html = with_row(html, "Effective Max Capacity:", "")
+    for name, old in zip(ABSOLUTE, names, strict=True):
+        html = html.replace(name, old, 1)
+    return html
 
 
-def rest_by_percent(scene: str, absolute: float | None = None) -> Observation:
-    """The REST observation where the RM reports no effectiveMinResource (before 3.1), its
-    leaf's absoluteCapacity ``absolute`` where given."""
+def rest_by_percent(
+    scene: str, absolute: float | None = None, absolute_max: float | None = None
+) -> Observation:
+    """The REST observation where the RM reports no effective resources (before 3.1), its
+    leaf's absoluteCapacity ``absolute`` and absoluteMaxCapacity ``absolute_max`` where
+    given."""
     here = DATA / scene
     doc = json.loads((here / "scheduler.json").read_bytes())
     for leaf in doc["scheduler"]["schedulerInfo"]["queues"]["queue"]:
         for caps in leaf["capacities"]["queueCapacitiesByPartition"]:
             caps.pop("effectiveMinResource")
+            caps.pop("effectiveMaxResource")
+        leaf.pop("minEffectiveCapacity")
+        leaf.pop("maxEffectiveCapacity")
         if absolute is not None:
             leaf["absoluteCapacity"] = absolute
+        if absolute_max is not None:
+            leaf["absoluteMaxCapacity"] = absolute_max
     return build_observation(
         json.loads((here / "metrics.json").read_bytes()), doc, time=0.0, source="rest"
     )
@@ -148,27 +171,62 @@ def test_the_page_gives_the_guarantee_rest_gives(scene: str) -> None:
     assert [q.guarantee_mb for q in leaves] == [16384]
 
 
-def test_the_guarantee_is_the_effective_capacity_not_the_maximum() -> None:
-    """The recording's leaf has the same Effective Max Capacity: a guarantee of a quarter
-    tells the rows apart."""
-    html = with_row(page(), "Effective Capacity:", "&lt;memory:4096, vCores:4&gt; (25.0%)")
-    (leaf,) = parse_capacity_page(html, "scheduler.html")
-    assert leaf.guarantee_mb == 4096
-
-
-@pytest.mark.parametrize("header", ["Absolute Configured Capacity:", "Absolute Capacity:"])
 @pytest.mark.parametrize("scene", SCENES)
-def test_before_3_1_the_guarantee_is_the_absolute_capacity_of_the_cluster(
-    scene: str, header: str
+def test_the_page_gives_the_share_rest_gives(scene: str) -> None:
+    """Effective Max Capacity is the default partition's effectiveMaxResource, REST's
+    maxEffectiveCapacity (its one leaf may use the whole 16 GB, 16-vcore cluster); its vcores
+    count where the cluster reports vcores, as on REST."""
+    at = page(scene).index("Effective Max Capacity:")
+    assert page(scene).index(EFFECTIVE, at) < page(scene).index("</td>", at)
+    leaves = parse_capacity_page(page(scene), "scheduler.html", *totals(scene))
+    shares = [(q.memory_share_mb, q.vcores_share) for q in leaves]
+    assert shares == [(q.memory_share_mb, q.vcores_share) for q in rest_of(scene).queues]
+    assert shares == [(16384, 16)]
+
+
+def test_the_guarantee_is_the_effective_capacity_not_the_maximum() -> None:
+    """The recording's leaf has the same Effective Capacity and Effective Max Capacity: a
+    guarantee of a quarter and a share of a half tell the rows apart."""
+    html = with_row(page(), "Effective Capacity:", "&lt;memory:4096, vCores:4&gt; (25.0%)")
+    html = with_row(html, "Effective Max Capacity:", "&lt;memory:8192, vCores:8&gt; (50.0%)")
+    (leaf,) = parse_capacity_page(html, "scheduler.html", *totals("capacity"))
+    assert (leaf.guarantee_mb, leaf.memory_share_mb, leaf.vcores_share) == (4096, 8192, 8)
+
+
+@pytest.mark.parametrize("names", [ABSOLUTE, ABSOLUTE_2_6])
+@pytest.mark.parametrize("scene", SCENES)
+def test_before_3_1_guarantee_and_share_are_absolute_capacities_of_the_cluster(
+    scene: str, names: tuple[str, str]
 ) -> None:
-    """No effectiveMinResource: REST scales absoluteCapacity by the metrics' totalMB, the page
-    its percentage (2.6: "Absolute Capacity:") by the Cluster Metrics table's total."""
-    html = before_3_1(scene, header)
-    (leaf,) = parse_capacity_page(html, "scheduler.html", cluster_mb(scene))
+    """No effective resources: REST scales absoluteCapacity and absoluteMaxCapacity by the
+    metrics' totals, the page their percentages (2.6: "Absolute Capacity:", "Absolute Max
+    Capacity:") by the Cluster Metrics table's."""
+    html = before_3_1(scene, names)
+    (leaf,) = parse_capacity_page(html, "scheduler.html", *totals(scene))
     (rest,) = rest_by_percent(scene).queues
     assert leaf.guarantee_mb == rest.guarantee_mb == 16384
-    # Without the cluster's memory the percentage is still checked, but gives no guarantee.
-    assert parse_capacity_page(html, "scheduler.html")[0].guarantee_mb is None
+    assert (leaf.memory_share_mb, leaf.vcores_share) == (rest.memory_share_mb, rest.vcores_share)
+    assert (leaf.memory_share_mb, leaf.vcores_share) == (16384, 16)
+    # Without the cluster's memory the percentages are still checked, but give neither.
+    (alone,) = parse_capacity_page(html, "scheduler.html")
+    assert (alone.guarantee_mb, alone.memory_share_mb, alone.vcores_share) == (None,) * 3
+
+
+def test_the_share_is_the_absolute_max_capacity_not_the_absolute_capacity() -> None:
+    html = with_row(before_3_1("capacity"), "Absolute Configured Capacity:", "25.0%")
+    html = with_row(html, "Absolute Configured Max Capacity:", "50.0%")
+    (leaf,) = parse_capacity_page(html, "scheduler.html", *totals("capacity"))
+    (rest,) = rest_by_percent("capacity", absolute=25.0, absolute_max=50.0).queues
+    assert (leaf.guarantee_mb, leaf.memory_share_mb, leaf.vcores_share) == (4096, 8192, 8)
+    assert (rest.guarantee_mb, rest.memory_share_mb, rest.vcores_share) == (4096, 8192, 8)
+
+
+@pytest.mark.parametrize("html", [page(), before_3_1("capacity")])
+def test_without_the_cluster_vcores_the_share_has_none(html: str) -> None:
+    """As REST leaves a share's vcores None where the metrics report no vcores (a /cluster
+    page without "VCores Total" gives 0)."""
+    (leaf,) = parse_capacity_page(html, "scheduler.html", 16384, 0)
+    assert (leaf.memory_share_mb, leaf.vcores_share) == (16384, None)
 
 
 def test_the_absolute_capacity_is_read_to_a_tenth_of_a_percent() -> None:
@@ -180,26 +238,44 @@ def test_the_absolute_capacity_is_read_to_a_tenth_of_a_percent() -> None:
     assert (leaf.guarantee_mb, rest.guarantee_mb) == (2048, 2053)
 
 
-def test_a_page_without_either_row_gives_no_guarantee() -> None:
-    html = before_3_1("capacity").replace("Absolute Configured Capacity:", "Capacity:", 1)
-    (leaf,) = parse_capacity_page(html, "scheduler.html", 16384)
-    assert leaf.guarantee_mb is None
+def test_a_page_without_either_row_gives_no_guarantee_nor_share() -> None:
+    html = before_3_1("capacity")
+    for name in ABSOLUTE:
+        html = html.replace(name, name.replace("Absolute ", "Other "), 1)
+    (leaf,) = parse_capacity_page(html, "scheduler.html", 16384, 16)
+    assert (leaf.guarantee_mb, leaf.memory_share_mb, leaf.vcores_share) == (None,) * 3
 
 
+@pytest.mark.parametrize("row", ABSOLUTE)
 @pytest.mark.parametrize("value", ["-5.0%", "1O0.0%", "100.0", "nan%", "9" * 400 + "%", "25 %"])
-def test_a_bad_absolute_capacity_is_refused_in_rest_words(value: str) -> None:
-    """The words of the REST reader's refusal of an absoluteCapacity that is not one."""
-    html = with_row(before_3_1("capacity"), "Absolute Configured Capacity:", value)
+def test_a_bad_absolute_capacity_is_refused_in_rest_words(value: str, row: str) -> None:
+    """The words of the REST reader's refusal of an absolute capacity that is not one
+    (`test_rest_refuses_a_bad_absolute_capacity`)."""
+    html = with_row(before_3_1("capacity"), row, value)
     with pytest.raises(ObservationError) as err:
-        parse_capacity_page(html, "scheduler.html", 16384)
-    where = "scheduler.html root.default: 'Absolute Configured Capacity:'"
+        parse_capacity_page(html, "scheduler.html", 16384, 16)
+    where = f"scheduler.html root.default: {row!r}"
     assert err.value.reason == "bad-response"
     assert f"{where}: expected a percentage, got " in err.value.message
 
 
+@pytest.mark.parametrize(
+    ("absolute", "absolute_max", "field"),
+    [(-5.0, None, "absoluteCapacity"), (None, -5.0, "absoluteMaxCapacity")],
+)
+def test_rest_refuses_a_bad_absolute_capacity(
+    absolute: float | None, absolute_max: float | None, field: str
+) -> None:
+    with pytest.raises(ObservationError) as err:
+        rest_by_percent("capacity", absolute, absolute_max)
+    assert err.value.reason == "bad-response"
+    assert f"root.default.{field}: expected a percentage, got -5.0" in err.value.message
+
+
+@pytest.mark.parametrize("row", ["Effective Capacity:", "Effective Max Capacity:"])
 @pytest.mark.parametrize("value", ["16 GB (100.0%)", "&lt;memory:16384&gt; (100.0%)"])
-def test_a_bad_effective_capacity_is_refused(value: str) -> None:
-    html = with_row(page(), "Effective Capacity:", value)
+def test_a_bad_effective_capacity_is_refused(row: str, value: str) -> None:
+    html = with_row(page(), row, value)
     with pytest.raises(ObservationError, match="cannot read resource value"):
         parse_capacity_page(html, "scheduler.html")
 
