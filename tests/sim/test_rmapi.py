@@ -768,7 +768,9 @@ def test_the_monitor_reads_the_web_ui_in_both_layouts(
 def test_the_scheduler_page_gives_the_waits_the_document_gives(make_view: Any) -> None:
     """``/cluster/scheduler`` in the shape of Hadoop's page for the scheduler simulated: the
     monitor's web UI fallback reads from it the leaves, and so the waits, its REST path reads
-    from the scheduler document (a FairScheduler parent's limit included)."""
+    from the scheduler document (a FairScheduler parent's limit included), and each leaf's
+    share (CapacityScheduler: its Effective Max Capacity, root.default's 16384 MB beside its
+    4096 MB guarantee)."""
     from amtuner.monitor.rest import build_observation
     from amtuner.monitor.waits import classify
     from amtuner.monitor.webfair import parse_fair_page
@@ -781,8 +783,10 @@ def test_the_scheduler_page_gives_the_waits_the_document_gives(make_view: Any) -
     )  # fmt: skip
     r = handle(sim, "GET", "/cluster/scheduler", b"", {})
     assert r.status == 200 and r.headers["Content-Type"].startswith("text/html")
-    parse = parse_capacity_page if rest.scheduler is SchedulerKind.CAPACITY else parse_fair_page
-    leaves = parse(r.body)
+    if rest.scheduler is SchedulerKind.CAPACITY:
+        leaves = parse_capacity_page(r.body, "sim", rest.memory_total_mb, rest.vcores_total)
+    else:
+        leaves = parse_fair_page(r.body)
     assert [q.name for q in leaves] == [q.name for q in rest.queues]
     for seen, truth in zip(leaves, rest.queues, strict=True):
         assert (seen.pending_apps, seen.running_apps, seen.am_memory_used_mb) == (
@@ -790,6 +794,9 @@ def test_the_scheduler_page_gives_the_waits_the_document_gives(make_view: Any) -
         )  # fmt: skip
         assert seen.am_memory_limit_mb == truth.am_memory_limit_mb
         assert seen.guarantee_mb == truth.guarantee_mb  # each CS leaf's; a FairScheduler's: None
+        assert (seen.memory_share_mb, seen.vcores_share) == (
+            truth.memory_share_mb, truth.vcores_share,
+        )  # fmt: skip
         # The page leaves out root's limit (FairScheduler: no table for root) and unset ones.
         assert list(seen.ancestor_max_apps) == [
             a for a in truth.ancestor_max_apps if a[0] != "root" and a[1] < 2**31 - 1

@@ -83,7 +83,10 @@ def _cs_tables(queue: Mapping[str, Any], labelled: bool) -> Iterator[str]:
             ("Queue State:", queue.get("state", "RUNNING")),
             ("Effective Capacity:",
              f"{_res(caps.get('effectiveMinResource'))} ({caps.get('capacity', 0.0):.1f}%)"),
+            ("Effective Max Capacity:",
+             f"{_res(caps.get('effectiveMaxResource'))} ({caps.get('maxCapacity', 0.0):.1f}%)"),
             ("Absolute Configured Capacity:", f"{caps.get('absoluteCapacity', 0.0):.1f}%"),
+            ("Absolute Configured Max Capacity:", f"{caps.get('absoluteMaxCapacity', 0.0):.1f}%"),
             ("Used Resources:", _res(usage.get("used"))),
             ("Configured Max Application Master Limit:", queue["configuredMaxAMResourceLimit"]
              * 100),
