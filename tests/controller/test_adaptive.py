@@ -12,6 +12,7 @@ from amtuner.config import ControllerSettings
 from amtuner.controller import adaptive, get_policy
 from amtuner.controller.adaptive import Case
 from amtuner.controller.adaptive.figures import figures
+from amtuner.controller.adaptive.rules import period
 from amtuner.model import (
     GLOBAL_TARGET,
     ControllerState,
@@ -529,6 +530,34 @@ def test_when_the_rm_says_an_am_limit_holds_them_a_rises_as_far_as_admits_them()
     assert "the RM's AM limit holds them" in d.reason
     unheld = replace(o, waits=(Wait("root.reports", WaitCause.USER_LIMIT, 8),))
     assert decide(unheld, seen(0.1, p=8))[0].case == Case.ALL_FIT
+
+
+def held_at_a_users_am_limit(a: float, cause: WaitCause = WaitCause.USER_AM_LIMIT) -> Observation:
+    """The leaf above, its limit loaded at ``a``, on a cluster whose tasks have 8 times the
+    AMs' memory: jobs with more work behind each AM than the paper's, whose aim is over T2."""
+    leaf = QueueStats(
+        name="root.reports", pending_apps=8, running_apps=14, memory_used_mb=40_000,
+        am_memory_used_mb=23_552, memory_share_mb=TOTAL, am_share=a,
+    )  # fmt: skip
+    return replace(obs(8, 40, 65_000, 7_000, queues=(leaf,)), waits=(Wait(leaf.name, cause, 8),))
+
+
+def test_a_users_am_limit_holding_apps_stops_a_raise_where_its_tasks_keep_their_aim() -> None:
+    """A user's AM limit is about A times its user limit, and its tasks get no more than that
+    limit: a raise that would admit the 8 apps it holds (A x 1.57) stops at 1 - aim, and at
+    1 - aim A stays. Where the leaf's own AM limit holds them, its tasks may borrow past it, and
+    the raise admits them all."""
+    s = seen(0.3, p=8)
+    aim = period(held_at_a_users_am_limit(0.3), s, SETTINGS, GLOBAL_TARGET).aim
+    assert 0.3 < 1 - aim < 0.3 * (1 + 8 / 14)
+    d, _ = decide(held_at_a_users_am_limit(0.3), s)
+    assert d.case == Case.ROOM and d.new_a == round(1 - aim, 4)
+    assert "a user's AM limit holds apps: at most 1 - aim" in d.reason
+    d, _ = decide(held_at_a_users_am_limit(d.new_a), seen(d.new_a, p=8))
+    assert d.case == Case.USERS_LIMIT and d.rule is Rule.HOLD
+    queue_held = held_at_a_users_am_limit(0.3, WaitCause.QUEUE_AM_LIMIT)
+    d, _ = decide(queue_held, s)
+    assert d.new_a == pytest.approx(0.3 * (1 + 8 / 14), abs=1e-4)
 
 
 def leaves_held(n: int, limit_mb: int = 10_000) -> Observation:
@@ -1148,7 +1177,8 @@ def test_every_case_reports_the_rule_the_paper_would_name(
         assert d.rule is Rule.UNDER_ALLOCATION
     elif d.direction is Direction.DOWN:
         assert d.rule is Rule.OVER_ALLOCATION_3
-    if d.case in (Case.NOTHING_WAITS, Case.DEAD_BAND, Case.ALL_FIT, Case.REVERSAL_UNCONFIRMED):
+    holds = (Case.NOTHING_WAITS, Case.DEAD_BAND, Case.ALL_FIT, Case.REVERSAL_UNCONFIRMED)
+    if d.case in (*holds, Case.USERS_LIMIT):
         assert d.rule is Rule.HOLD and not d.changed
 
 

@@ -6,11 +6,12 @@ asks the rules of `RULES` in order for a verdict, and turns the first into a mov
 second reversal in a row waits for confirmation, the depth of the search (`_depth`), the step
 (`figures.move`, over the leaves a global CapacityScheduler value caps at once), whole AMs
 (`_whole_ams`), on a FairScheduler whose limit counts the vcores free the first look's A at
-the top of its band of whole AMs (`rules.blind`), and on a CapacityScheduler the half of the
-first look's step held back until the jobs it admitted show their size (`_held_back`,
-`_give_back`). Each rule's docstring (`rules`) says why it is there; `Case` names them in
-decisions, metrics and status. A stays in [a_min, a_max] with at most DECIMALS decimals; what
-the policy carries between periods is `Memory`.
+the top of its band of whole AMs (`rules.blind`), and on a CapacityScheduler no raise past
+1 - aim where a user's AM limit holds apps (`_within_users_limits`) and the half of the first
+look's step held back until the jobs it admitted show their size (`_held_back`, `_give_back`).
+Each rule's docstring (`rules`) says why it is there; `Case` names them in decisions, metrics
+and status. A stays in [a_min, a_max] with at most DECIMALS decimals; what the policy carries
+between periods is `Memory`.
 
 The rules, as one line each (A only gates apps that have not started; it never stops a running
 AM): idle at start-up, set 1 - T2; nothing waits, hold; new jobs arriving into short jobs on a
@@ -40,7 +41,7 @@ from amtuner.controller.adaptive.rules import (
     blind,
     period,
 )
-from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule
+from amtuner.model import GLOBAL_TARGET, ControllerState, Decision, Observation, Rule, round_a
 
 __all__ = ["DECIMALS", "FULL", "ROOMY", "RULES", "Case", "Memory", "decide", "task_aim"]
 
@@ -103,6 +104,20 @@ def _held_back(p: Period, new_a: float) -> float | None:
     return half if half < new_a else None
 
 
+def _within_users_limits(p: Period, new_a: float) -> float | None:
+    """A user's AM limit is about A times its user limit, and its tasks get no more than
+    that limit either (`Figures.users_hold`): within it AMs and tasks share one limit, as the
+    paper's share the cluster. So on a CapacityScheduler whose apps a user's AM limit holds, a
+    raise stops at 1 - aim, where that user's tasks keep their aim of its limit once its AMs
+    fill theirs. The cluster's room says nothing of it: a user cannot borrow past its limit,
+    and where its AMs fill it no task of that user's runs, a wait no lower A undoes (an
+    admitted AM is not taken back). The A of the cap, or None."""
+    if not (p.capacity and p.f.users_hold and new_a > p.a):
+        return None
+    cap = max(p.a, round_a(1 - p.aim))
+    return cap if cap < new_a else None
+
+
 def _give_back(p: Period, want: int, new_a: float) -> float | None:
     """The rest of the first look's step (`_held_back`), added at the first period since that
     sees apps waiting, when the jobs it admitted have no more work behind each AM than the
@@ -144,6 +159,10 @@ def decide(
             new_a, how_far = move(a, n, want > 0, proposal.cap, settings, p.f.gain)
             if want > 0 and new_a > a:
                 new_a, how_far = _whole_ams(p, new_a, how_far)
+            if (within := _within_users_limits(p, new_a)) is not None:
+                how_far += f"; a user's AM limit holds apps: at most 1 - aim = {within:.4g}"
+                case = case if within > a else Case.USERS_LIMIT
+                new_a = within
             how = f"A {a:.4g} -> {new_a:.4g} ({how_far})"
             if new_a != a:
                 last_move, reversed_ = want, reversal

@@ -33,6 +33,7 @@ class Case(enum.StrEnum):
     AT_GOAL = "full-at-goal"
     OVER_ALLOCATED = "over-allocated"
     REVERSAL_UNCONFIRMED = "reversal-unconfirmed"
+    USERS_LIMIT = "users-limit"
     HELD_BACK = "first-look-rest-added"
     TOP_OF_BAND = "first-look-top-of-band"
 
@@ -72,6 +73,10 @@ CASE_MEANINGS: Mapping[Case, str] = {
     Case.AT_GOAL: "full, A already at the goal where tasks keep their aim: keep A",
     Case.OVER_ALLOCATED: "full while apps wait, AMs crowd tasks: lower A to the goal",
     Case.REVERSAL_UNCONFIRMED: "a second reversal in a row waits one period for confirmation",
+    Case.USERS_LIMIT: (
+        "a user's AM limit holds apps (CapacityScheduler): A already at 1 - aim, where that"
+        " user's tasks keep their aim of its limit"
+    ),
     Case.HELD_BACK: (
         "the half of the first look's step held back (CapacityScheduler), added once the jobs"
         " it admitted show no more work per AM than it assumed"

@@ -8,7 +8,14 @@ from dataclasses import dataclass, replace
 
 from amtuner.config import ControllerSettings
 from amtuner.model import A_DECIMALS as DECIMALS
-from amtuner.model import GLOBAL_TARGET, Observation, QueueStats, SchedulerKind, round_a
+from amtuner.model import (
+    GLOBAL_TARGET,
+    Observation,
+    QueueStats,
+    SchedulerKind,
+    WaitCause,
+    round_a,
+)
 
 PAPER_AM_TO_TASK = 2.0
 """The paper's AM is two task units (R x unit x 2): the size ratio its T2 was set for."""
@@ -87,6 +94,12 @@ class Figures:
     guaranteed), so its AMs take what the borrowers give back, not room its own tasks need. A
     global A raises every leaf's limit at once, so a held leaf that borrows would have its
     apps admitted with them."""
+    users_hold: bool = False
+    """CapacityScheduler: a user's AM limit holds waiting apps of the target
+    (``LeafQueue.getUserAMResourceLimitPerPartition``: A times the user's part of the leaf's
+    guarantee, about A times the user's limit). That user's tasks get no more than its limit
+    either (``canAssignToUser``), so its AMs and its tasks share one limit, which the target's
+    shares do not show."""
     gain: float = 1.0
     """How many times A's share of the total the AMs it admits hold (`_leaves_gain`): ``limits``
     are already divided by it, and a raise's bisection step is (`move`), so a step of A moves
@@ -308,7 +321,9 @@ def figures(
         base = max(obs.vcores_total - obs.vcores_used, 1) if from_available else vc_total
         limits.append((am_vc_each / base, 1 / base))
     used, am, each, ratio, _ = max(shares)
-    held = {w.queue for w in obs.waits_for(target) if w.cured_by(target)}
+    waits = obs.waits_for(target)
+    held = {w.queue for w in waits if w.cured_by(target)}
+    users_hold = any(w.cause is WaitCause.USER_AM_LIMIT for w in waits)
     gain = _leaves_gain(obs, target, a, held)
     limits = [(one / gain, unit / gain) for one, unit in limits]
     fair = obs.scheduler is SchedulerKind.FAIR
@@ -318,7 +333,7 @@ def figures(
     return Figures(
         p, r, used, am, each, used - am, measured, ratio, tuple(limits), fair, waiting, floating,
         reserved, _a_admitting_held(obs, held, settings.a_max, a),
-        _a_into_guarantee(obs, held, settings.a_max, a), gain,
+        _a_into_guarantee(obs, held, settings.a_max, a), users_hold, gain,
     )
 
 
