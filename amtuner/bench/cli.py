@@ -23,6 +23,7 @@ from amtuner.bench import (
     advise_week,
     am_share,
     default_workers,
+    oraclecmd,
     plot_file,
     whole_number,
     write_json,
@@ -528,6 +529,8 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
                    help="parallel processes (default: the CPUs available, %(default)s)")
     add_json_argument(p)
     p.set_defaults(func=cmd_zoo)
+
+    oraclecmd.register(sub)
 
     p = sub.add_parser(
         "advise",

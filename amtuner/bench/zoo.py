@@ -428,7 +428,7 @@ def _times(seconds: Sequence[float]) -> dict[str, float | int]:
     }
 
 
-def _cell(x: Any, spec: str = ".3f") -> str:
+def cell(x: Any, spec: str = ".3f") -> str:
     if x is None:
         return "-"
     return x if isinstance(x, str) else format(x, spec)
@@ -463,8 +463,8 @@ def format_report(summary: dict[str, Any]) -> str:
         for name, entry in summary["overall"].items():
             s = entry[key]
             row = (
-                f"  {name:<10} {_cell(s['mean']):>7} {_cell(s['p90']):>7} "
-                f"{_cell(s['worst']):>7} {s['never']:>6}"
+                f"  {name:<10} {cell(s['mean']):>7} {cell(s['p90']):>7} "
+                f"{cell(s['worst']):>7} {s['never']:>6}"
             )
             if key == "jct_vs_best" and "vs_default" in entry:
                 v = entry["vs_default"]
@@ -478,8 +478,8 @@ def format_report(summary: dict[str, Any]) -> str:
         lines.append(f"worst cases for {name} (mean JCT / best fixed; replay the worst run seed):")
         for w in entry["worst"]:
             lines.append(
-                f"  {w['case']:<10} {w['scheduler']:<8} {_cell(w['jct_vs_best'] or 'never'):>6}"
-                f"  (best fixed A {_cell(w['best_jct_a'], 'g')})"
+                f"  {w['case']:<10} {w['scheduler']:<8} {cell(w['jct_vs_best'] or 'never'):>6}"
+                f"  (best fixed A {cell(w['best_jct_a'], 'g')})"
             )
             lines.append(f"      {w['replay']}")
             lines.append(f"      {w['best_replay']}")

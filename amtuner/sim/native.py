@@ -90,6 +90,16 @@ def activate() -> bool:
     return True
 
 
+def use_python_core() -> bool:
+    """Run the Python modules in this process and the ones it starts, whatever is built: for
+    what copies a simulation (`copy.deepcopy`), which mypyc's compiled classes do not support.
+    Effective only before the core is first imported; whether the Python core is the one."""
+    os.environ["AMTUNER_SIM_NATIVE"] = "0"
+    package = sys.modules["amtuner.sim"]
+    package.__path__[:] = [p for p in package.__path__ if Path(p).resolve() == SIM_DIR]
+    return not loaded()
+
+
 def toolchain_missing() -> str | None:
     """Why no build can be made here, or None."""
     import importlib.util
