@@ -81,9 +81,7 @@ def simulate(
             weights=workload.queue_weights,
         )  # fmt: skip
     elif a is not None:
-        config = SchedulerFile(Path(f"{scheduler}-scheduler.xml"), scheduler, config).edit(
-            {target: a}
-        ).new_data
+        config = with_a(scheduler, config, a, target)
     if properties:
         config = with_capacity_properties(config, properties)
     sim = build_simulation(
@@ -98,6 +96,14 @@ def simulate(
         settings = ControllerSettings(policy=policy, period_seconds=period_s)  # type: ignore[arg-type]
         ControlledRun(sim, Path(tmp), controller=settings, targets=targets)
         return sim.run(max_sim_seconds)
+
+
+def with_a(
+    scheduler: SchedulerKind, config: bytes, a: float, target: str = GLOBAL_TARGET
+) -> bytes:
+    """``config`` with ``target``'s AM share set to ``a``, as the executor writes it."""
+    path = Path(f"{scheduler}-scheduler.xml")
+    return SchedulerFile(path, scheduler, config).edit({target: a}).new_data
 
 
 def staggered_lead(period_s: float, seed: int, seeds: int) -> float:

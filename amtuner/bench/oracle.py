@@ -20,13 +20,11 @@ import copy
 import sys
 import threading
 import time
-from pathlib import Path
 from typing import Any
 
-from amtuner.bench.common import DEFAULT_A, Progress, run_all
+from amtuner.bench.common import DEFAULT_A, Progress, ratio, run_all, with_a
 from amtuner.bench.zoo import COARSE_VALUES, FINE_STEP, cell, spread
-from amtuner.executor.xmledit import SchedulerFile
-from amtuner.model import GLOBAL_TARGET, SchedulerKind
+from amtuner.model import SchedulerKind
 from amtuner.sim import native
 from amtuner.sim.sched_config import default_scheduler_config
 from amtuner.sim.simulation import SimResult, Simulation, build_simulation
@@ -120,21 +118,16 @@ def _run(
         scores = {}
         for value in candidates(a):
             twin = copy.deepcopy(sim)
-            twin.reload_scheduler_config(_with(kind, config, value))
+            twin.reload_scheduler_config(with_a(kind, config, value))
             twin.run_until(now + HORIZON_S)
             scores[value] = job_seconds(twin, now, now + HORIZON_S)
         best = min(scores, key=lambda v: (scores[v], v != a))
         if scores[best] < scores[a] * (1 - MARGIN):
             a = best
-            sim.reload_scheduler_config(_with(kind, config, a))
+            sim.reload_scheduler_config(with_a(kind, config, a))
         now = min(now + EVERY_S, max_sim_seconds)
         sim.run_until(now)
     return sim.result()
-
-
-def _with(kind: SchedulerKind, config: bytes, a: float) -> bytes:
-    path = Path(f"{kind}-scheduler.xml")
-    return SchedulerFile(path, kind, config).edit({GLOBAL_TARGET: a}).new_data
 
 
 def _one(job: tuple[int, str, int]) -> tuple[float | None, float]:
@@ -170,9 +163,9 @@ def judge(
     for c, job in zip(cases, jobs, strict=True):
         best = c["best_jct_s_per_seed"][run_seed] if c["best_jct_s_per_seed"] else None
         jct, _ = done[job]
-        rows["oracle"].append(_ratio(jct, best))
+        rows["oracle"].append(ratio(jct, best))
         for name, row in c["rows"].items():
-            rows.setdefault(name, []).append(_ratio(row["mean_jct_s_per_seed"][run_seed], best))
+            rows.setdefault(name, []).append(ratio(row["mean_jct_s_per_seed"][run_seed], best))
     cpu = [done[j][1] for j in jobs]
     return {
         "parameters": {
@@ -191,10 +184,6 @@ def judge(
             "workers": workers,
         },
     }  # fmt: skip
-
-
-def _ratio(jct: float | None, best: float | None) -> float | None:
-    return None if jct is None or not best else jct / best
 
 
 def format_report(summary: dict[str, Any]) -> str:
