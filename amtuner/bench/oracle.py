@@ -80,10 +80,7 @@ def run(
     """``workload`` under the oracle from ``default_a``, until every job is done or the
     limit. Raises OracleError where the compiled core is loaded."""
     if native.loaded():
-        raise OracleError(
-            "the oracle copies simulations, which the compiled simulator core cannot: run it "
-            "with AMTUNER_SIM_NATIVE=0"
-        )
+        raise OracleError(native.COMPILED_CANNOT_COPY)
     out: list[SimResult] = []
     errors: list[BaseException] = []
 

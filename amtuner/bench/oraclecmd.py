@@ -17,8 +17,7 @@ def cmd(args: argparse.Namespace) -> int:
     from amtuner.sim import native
 
     if not native.use_python_core():
-        print("amtuner: the compiled simulator core is loaded; the oracle copies simulations, "
-              "which it cannot: run with AMTUNER_SIM_NATIVE=0", file=sys.stderr)  # fmt: skip
+        print(f"amtuner: {native.COMPILED_CANNOT_COPY}", file=sys.stderr)
         return ExitCode.FAILED
     from amtuner.bench import common, oracle
 

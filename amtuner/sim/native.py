@@ -90,6 +90,13 @@ def activate() -> bool:
     return True
 
 
+COMPILED_CANNOT_COPY = (
+    "the compiled simulator core is loaded, and its classes cannot be copied: run with "
+    "AMTUNER_SIM_NATIVE=0"
+)
+"""What a command that copies simulations says where `loaded` is true."""
+
+
 def use_python_core() -> bool:
     """Run the Python modules in this process and the ones it starts, whatever is built: for
     what copies a simulation (`copy.deepcopy`), which mypyc's compiled classes do not support.
