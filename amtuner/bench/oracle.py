@@ -1,5 +1,6 @@
 """The oracle twin: what a controller that simulates the cluster's next hour under a few values
-of A reaches when its model of the cluster is perfect.
+of A reaches when its model of the cluster is perfect, and how much of that it keeps as the
+model knows less.
 
 A twin controller would build the cluster as the RM reports it each period, simulate ahead
 under candidate values of A and move to the best. Before anyone builds that model from what the
@@ -9,7 +10,9 @@ arrivals to come), this measures its ceiling: every `EVERY_S` it copies the simu
 `HORIZON_S`, and keeps the one with the fewest job-seconds in that window (by Little's law, the
 window's mean job completion time times its jobs), moving only where that beats the value in
 force by `MARGIN`. A value it sets is loaded at once, even by a FairScheduler, which reloads its
-file on a poll: another advantage no daemon has.
+file on a poll: another advantage no daemon has. `Knows` takes knowledge away from the copies
+one piece at a time (the arrivals, then the waiting apps' tasks), so that what each piece is
+worth is measured before a model has to estimate it.
 
 A simulation's copy needs the simulator's Python modules: mypyc's compiled classes do not copy
 (`amtuner.sim.native.use_python_core`)."""
@@ -17,6 +20,8 @@ A simulation's copy needs the simulator's Python modules: mypyc's compiled class
 from __future__ import annotations
 
 import copy
+import enum
+import math
 import sys
 import threading
 import time
@@ -52,6 +57,19 @@ STACK_BYTES = 1 << 29
 stack allows on the larger clusters."""
 
 
+class Knows(enum.Enum):
+    """What the oracle's copies know of the future."""
+
+    ALL = "all"
+    """Every job, the arrivals to come included."""
+    PRESENT = "present"
+    """Only the apps submitted so far (with their true sizes and durations), as the RM knows
+    them: what is left of the ceiling once a twin cannot see arrivals."""
+    STARTED = "started"
+    """As PRESENT, but an app whose AM has not run is taken to be like the apps started in the
+    last window (`like_recent`): the RM knows nothing of its tasks until its AM asks."""
+
+
 class OracleError(RuntimeError):
     """The oracle cannot run here: the compiled simulator core is loaded."""
 
@@ -60,11 +78,42 @@ def job_seconds(sim: Simulation, start: float, end: float) -> float:
     """Seconds that apps submitted before ``end`` spent unfinished within [start, end]."""
     total = 0.0
     for app in sim.apps:
-        if app.submitted_s >= end:
+        if app.submitted_s >= end or app.state == "NEW":
             continue
         done = app.finished_s if app.state == "FINISHED" and app.finished_s is not None else end
         total += max(0.0, min(done, end) - max(app.submitted_s, start))
     return total
+
+
+def like_recent(sim: Simulation, now: float) -> None:
+    """Each app waiting for its AM takes the tasks of an app started in the window before
+    ``now`` (the latest started first, round again where more wait), or of the last started
+    if none was; before any has started, its own. Launchers and their children keep theirs:
+    their tasks come with the apps they submit."""
+    started = sorted(
+        (a for a in sim.apps if a.started_s is not None and not a.children and not a.launcher),
+        key=lambda a: a.started_s or 0.0, reverse=True,
+    )  # fmt: skip
+    recent = [a.spec for a in started if (a.started_s or 0.0) >= now - HORIZON_S]
+    recent = recent or [a.spec for a in started[:1]]
+    if not recent:
+        return
+    waiting = [
+        a for a in sim.apps
+        if a.state == "ACCEPTED" and a.am_node is None and not a.children and not a.launcher
+    ]  # fmt: skip
+    for i, app in enumerate(waiting):
+        app.take_work_of(recent[i % len(recent)], sim.cluster.min_alloc_mb)
+
+
+def stalled(sim: Simulation) -> bool:
+    """Apps wait that nothing will ever move: no event is due, bar arrivals held back. A
+    copy ending so scores worse than any that still moves, whatever its job-seconds: a stall
+    in a window's last minutes costs those minutes only, and every minute after it."""
+    due = sim.engine.peek()
+    return (due is None or due == math.inf) and any(
+        app.state in ("ACCEPTED", "RUNNING") for app in sim.apps
+    )
 
 
 def candidates(a: float) -> list[float]:
@@ -75,7 +124,7 @@ def candidates(a: float) -> list[float]:
 
 def run(
     workload: Workload, scheduler: SchedulerKind, default_a: float, run_seed: int,
-    max_sim_seconds: float,
+    max_sim_seconds: float, knows: Knows = Knows.ALL,
 ) -> SimResult:  # fmt: skip
     """``workload`` under the oracle from ``default_a``, until every job is done or the
     limit. Raises OracleError where the compiled core is loaded."""
@@ -86,7 +135,7 @@ def run(
 
     def body() -> None:
         try:
-            out.append(_run(workload, scheduler, default_a, run_seed, max_sim_seconds))
+            out.append(_run(workload, scheduler, default_a, run_seed, max_sim_seconds, knows))
         except BaseException as exc:  # re-raised in the caller's thread
             errors.append(exc)
 
@@ -106,8 +155,9 @@ def run(
 
 
 def _run(
-    workload: Workload, kind: SchedulerKind, a: float, run_seed: int, max_sim_seconds: float
-) -> SimResult:
+    workload: Workload, kind: SchedulerKind, a: float, run_seed: int, max_sim_seconds: float,
+    knows: Knows,
+) -> SimResult:  # fmt: skip
     config = default_scheduler_config(kind, workload.queues, a, weights=workload.queue_weights)
     sim = build_simulation(kind, workload, config, seed=run_seed)
     now = 0.0
@@ -115,11 +165,16 @@ def _run(
         scores = {}
         for value in candidates(a):
             twin = copy.deepcopy(sim)
+            if knows is not Knows.ALL:
+                twin.runtime.forget_arrivals()
+            if knows is Knows.STARTED:
+                like_recent(twin, now)
             twin.reload_scheduler_config(with_a(kind, config, value))
             twin.run_until(now + HORIZON_S)
-            scores[value] = job_seconds(twin, now, now + HORIZON_S)
-        best = min(scores, key=lambda v: (scores[v], v != a))
-        if scores[best] < scores[a] * (1 - MARGIN):
+            scores[value] = (stalled(twin), job_seconds(twin, now, now + HORIZON_S))
+        best = min(scores, key=lambda v: (*scores[v], v != a))
+        stall, seconds = scores[best]
+        if (scores[a][0] and not stall) or seconds < scores[a][1] * (1 - MARGIN):
             a = best
             sim.reload_scheduler_config(with_a(kind, config, a))
         now = min(now + EVERY_S, max_sim_seconds)
@@ -127,13 +182,13 @@ def _run(
     return sim.result()
 
 
-def _one(job: tuple[int, str, int]) -> tuple[float | None, float]:
+def _one(job: tuple[int, str, int, Knows]) -> tuple[float | None, float]:
     """One recorded case under the oracle, in a pool's worker: (mean JCT or None, CPU s)."""
-    seed, scheduler, run_seed = job
+    seed, scheduler, run_seed, knows = job
     started = time.process_time()
     case = zoo_case(seed, run_seed=run_seed)
     kind = SchedulerKind(scheduler)
-    done = run(case.workload, kind, DEFAULT_A[kind], run_seed, case.max_sim_seconds)
+    done = run(case.workload, kind, DEFAULT_A[kind], run_seed, case.max_sim_seconds, knows)
     return (done.mean_jct_s if done.finished else None), time.process_time() - started
 
 
@@ -143,6 +198,7 @@ def judge(
     run_seed: int = 0,
     workers: int = 1,
     progress: Progress[tuple[float | None, float]] | None = None,
+    knows: Knows = Knows.ALL,
 ) -> dict[str, Any]:
     """The oracle on a `bench zoo` record's cases (those on ``scheduler``, or all for "case"),
     one run seed, beside the record's own rows on that seed: each one's spread of mean JCT over
@@ -153,7 +209,7 @@ def judge(
         c for c in record["cases"]
         if scheduler == "case" or c["scheduler"] == scheduler
     ]  # fmt: skip
-    jobs = [(c["seed"], c["scheduler"], run_seed) for c in cases]
+    jobs = [(c["seed"], c["scheduler"], run_seed, knows) for c in cases]
     started = time.perf_counter()
     done = run_all(_one, jobs, workers, progress, chunksize=1)
     rows: dict[str, list[float | None]] = {"oracle": []}
@@ -168,7 +224,7 @@ def judge(
         "parameters": {
             "record_first_seed": record["parameters"]["first_seed"], "cases": len(cases),
             "scheduler": scheduler, "run_seed": run_seed, "horizon_s": HORIZON_S,
-            "every_s": EVERY_S, "margin": MARGIN,
+            "every_s": EVERY_S, "margin": MARGIN, "knows": knows.value,
         },
         "jct_vs_best": {name: spread(ratios) for name, ratios in rows.items()},
         "cases": [
@@ -188,7 +244,7 @@ def format_report(summary: dict[str, Any]) -> str:
     lines = [
         f"oracle twin: {p['cases']} cases of the record from seed {p['record_first_seed']} "
         f"({p['scheduler']}), run seed {p['run_seed']}; horizon {p['horizon_s']:g} s, a "
-        f"decision every {p['every_s']:g} s",
+        f"decision every {p['every_s']:g} s; knows {p['knows']} jobs",
         "mean JCT / best fixed value's mean JCT on that run seed, per case",
         f"  {'':<10} {'mean':>7} {'p90':>7} {'worst':>7} {'never':>6}",
     ]

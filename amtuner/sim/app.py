@@ -4,6 +4,8 @@ between workflow launchers and the children their AMs submit (`JobSpec.launched_
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from amtuner.sim.cluster import Node, normalise_up
 from amtuner.sim.mrallocator import Resource
 from amtuner.sim.spec import JobSpec, TaskGroup
@@ -135,6 +137,20 @@ class App:
         self.reduce_started = False
         self.maps_asked_s = -1.0
         self.reduces_kept = _units(self.spec.reduces, min_alloc_mb)
+
+    def take_work_of(self, spec: JobSpec, min_alloc_mb: int) -> None:
+        """Its tasks become ``spec``'s; its name, queue, user, submission and AM stay its own:
+        a model's guess at an app whose AM has not run, of which the RM knows only those."""
+        own = self.spec
+        self.spec = replace(
+            spec, job_id=own.job_id, submit_s=own.submit_s, queue=own.queue, user=own.user,
+            am_memory_mb=own.am_memory_mb, am_vcores=own.am_vcores, launched_by=own.launched_by,
+        )  # fmt: skip
+        self.maps_total = sum(g.count for g in spec.maps)
+        self.reduces_total = sum(g.count for g in spec.reduces)
+        self.reduces_kept = _units(spec.reduces, min_alloc_mb)
+        self.map_ask = _ask_of(spec.maps)
+        self.reduce_ask = _ask_of(spec.reduces)
 
     @property
     def progress(self) -> float:

@@ -164,18 +164,20 @@ class Engine:
         event.seq = self._seq
         self._soon = event
 
-    def at_each(self, times: Sequence[float], fn: Callback, args: Sequence[Any]) -> None:
+    def at_each(self, times: Sequence[float], fn: Callback, args: Sequence[Any]) -> Event | None:
         """Run ``fn(args[i])`` at ``times[i]`` (in ascending order) for every i. Only the next of
         them is ever queued, under the sequence number it would have had queued now, so the
         order of events is the same as from `at` for each, and a day of 25,000 submissions
-        does not make every other event's trip through the heap longer."""
+        does not make every other event's trip through the heap longer. The one event that
+        stands for them all (None for no times), which `schedule` can move."""
         if not times:
-            return
+            return None
         each = _Each(self, times, fn, args, self._seq + 1)
         self._seq += len(times)
         each.time = max(times[0], self.now)
         each.seq = each.first
         self.push(each)
+        return each
 
     def settle(self, hook: Event) -> None:
         """Fire ``hook`` once the events due now have all run, before the clock moves on; it may

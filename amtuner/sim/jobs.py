@@ -200,7 +200,14 @@ class Runtime(TaskSink):
         self._reduce_ramp = heartbeats.reduce_ramp
         cluster.sink = self
         roots = link_launchers(apps)
-        engine.at_each([app.spec.submit_s for app in roots], self._submit, roots)
+        self._arrivals = engine.at_each([app.spec.submit_s for app in roots], self._submit, roots)
+
+    def forget_arrivals(self) -> None:
+        """The submissions still to come never happen: a model of the cluster that knows only
+        the apps the RM knows. Launchers already submitted still submit their children."""
+        arrivals = self._arrivals
+        if arrivals is not None and arrivals.pos >= 0:
+            self.engine.schedule(arrivals, math.inf)
 
     def to_beat(self, app: App) -> float:
         """Seconds to ``app``'s AM's next heartbeat, never 0: what happens at a heartbeat's
