@@ -81,21 +81,18 @@ class App:
         self.finished_s: float | None = None
         self.pending: list[Unit] = []
         self.pending_containers = self.pending_mb = 0
-        self.maps_total = sum(g.count for g in spec.maps)
-        self.reduces_total = sum(g.count for g in spec.reduces)
+        self.maps_total, self.reduces_total, self.reduces_kept, self.map_ask, self.reduce_ask = (
+            _work(spec, min_alloc_mb)
+        )
         self.maps_done = self.maps_granted = 0
         self.maps_asked_s = -1.0
         """When its AM asked for its maps (-1: not yet)."""
         self.reduces_done = 0
-        self.reduces_kept = _units(spec.reduces, min_alloc_mb)
-        """Reduces its AM keeps back, not yet asked for (``pendingReduces``); no record empty."""
         self.reduces_asked = 0
         self.reduces_assigned = 0
         """Reduces holding a container: held for their maps, or running."""
         self.reduce_started = False
         """Slow start is past (``RMContainerAllocator.reduceStarted``)."""
-        self.map_ask = _ask_of(spec.maps)
-        self.reduce_ask = _ask_of(spec.reduces)
         self.beat_due = False
         """Its AM's next reduce-scheduling heartbeat is queued."""
         self.beat_phase = 0.0
@@ -146,11 +143,9 @@ class App:
             spec, job_id=own.job_id, submit_s=own.submit_s, queue=own.queue, user=own.user,
             am_memory_mb=own.am_memory_mb, am_vcores=own.am_vcores, launched_by=own.launched_by,
         )  # fmt: skip
-        self.maps_total = sum(g.count for g in spec.maps)
-        self.reduces_total = sum(g.count for g in spec.reduces)
-        self.reduces_kept = _units(spec.reduces, min_alloc_mb)
-        self.map_ask = _ask_of(spec.maps)
-        self.reduce_ask = _ask_of(spec.reduces)
+        self.maps_total, self.reduces_total, self.reduces_kept, self.map_ask, self.reduce_ask = (
+            _work(spec, min_alloc_mb)
+        )
 
     @property
     def progress(self) -> float:
@@ -160,6 +155,16 @@ class App:
         if total == 0:
             return 0.0
         return 100.0 * (self.maps_done + self.reduces_done) / total
+
+
+def _work(spec: JobSpec, min_alloc_mb: int) -> tuple[int, int, list[Unit], Resource, Resource]:
+    """What an app's tasks make of it: maps and reduces in all, the reduces its AM keeps back,
+    not yet asked for (``pendingReduces``; no record empty), and the ask of a map and of a
+    reduce."""
+    return (
+        sum(g.count for g in spec.maps), sum(g.count for g in spec.reduces),
+        _units(spec.reduces, min_alloc_mb), _ask_of(spec.maps), _ask_of(spec.reduces),
+    )  # fmt: skip
 
 
 def _units(groups: tuple[TaskGroup, ...], min_alloc_mb: int) -> list[Unit]:
