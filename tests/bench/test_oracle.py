@@ -5,7 +5,9 @@ the best fixed value."""
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,19 +120,26 @@ def test_the_oracle_refuses_the_compiled_core(monkeypatch: pytest.MonkeyPatch) -
         oracle.run(case.workload, SchedulerKind.CAPACITY, 0.1, 0, case.max_sim_seconds)
 
 
+def _oracle_on(
+    tmp_path: Path, seeds: tuple[int, ...], *flags: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """`bench oracle` on the development record's cases ``seeds``: its run and its summary."""
+    record = json.loads(RECORD.read_text())
+    record["cases"] = [c for c in record["cases"] if c["seed"] in seeds]
+    small = tmp_path / "record.json"
+    small.write_text(json.dumps(record))
+    out = tmp_path / "oracle.json"
+    run = amtuner("bench", "oracle", str(small), *flags, "--json", str(out))
+    assert run.returncode == ExitCode.OK, run.stderr
+    return run, json.loads(out.read_text())
+
+
 def test_the_oracle_beats_the_best_fixed_value_on_small_recorded_cases(tmp_path: Path) -> None:
     """zoo:26 (4 nodes, 13 jobs at once; best fixed 0.15, `adaptive` 1.10 of it) and zoo:195 (a
     FairScheduler on 3 nodes): each value it keeps wins over the next hour of the real future,
     so it ends at or under the best fixed value, which holds one value throughout."""
-    record = json.loads(RECORD.read_text())
-    record["cases"] = [c for c in record["cases"] if c["seed"] in (26, 195)]
-    small = tmp_path / "record.json"
-    small.write_text(json.dumps(record))
-    out = tmp_path / "oracle.json"
-    run = amtuner("bench", "oracle", str(small), "--workers", "1", "--json", str(out))
-    assert run.returncode == ExitCode.OK, run.stderr
+    run, summary = _oracle_on(tmp_path, (26, 195), "--workers", "1")
     assert "oracle twin: 2 cases" in run.stdout
-    summary = json.loads(out.read_text())
     ratios = {c["case"]: c["oracle"] for c in summary["cases"]}
     assert set(ratios) == {"zoo:26", "zoo:195"}
     assert all(r is not None and r <= 1.0 for r in ratios.values()), ratios
@@ -139,15 +148,8 @@ def test_the_oracle_beats_the_best_fixed_value_on_small_recorded_cases(tmp_path:
 
 
 def test_the_oracle_told_less_says_so_and_still_runs_every_job(tmp_path: Path) -> None:
-    record = json.loads(RECORD.read_text())
-    record["cases"] = [c for c in record["cases"] if c["seed"] == 26]
-    small = tmp_path / "record.json"
-    small.write_text(json.dumps(record))
-    out = tmp_path / "oracle.json"
-    run = amtuner("bench", "oracle", str(small), "--knows", "started", "--json", str(out))
-    assert run.returncode == ExitCode.OK, run.stderr
+    run, summary = _oracle_on(tmp_path, (26,), "--knows", "started")
     assert "knows started jobs" in run.stdout
-    summary = json.loads(out.read_text())
     assert summary["parameters"]["knows"] == "started"
     assert summary["jct_vs_best"]["oracle"]["never"] == 0
 
